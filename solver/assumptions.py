@@ -1,0 +1,215 @@
+"""Modelling assumptions (MFU, failure rates, porting effort, depreciation …) as a visible, overridable tree.
+
+`catalogs/assumptions.yaml` holds a tree whose leaves are sourced values (`{value, source, as_of}`).
+A problem file overrides leaves under `risk:` with plain values at the same path; an unknown path is an
+error with a suggestion. The merged values are validated into the typed `Assumptions` model that the
+estimators read, and every leaf keeps its provenance for reports (`overridden by problem file`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .catalog import CATALOG_DIR
+from .errors import InputError
+from .validate import Strict, validate
+from .yamlsrc import PathT, Source, load_file, path_str
+
+Framework = Literal["pytorch", "jax"]
+
+
+class ScaleOut(Strict):
+    """Efficiency of a network class: `intra` for one full node, minus `per_doubling` per doubling of nodes."""
+
+    intra: float = Field(gt=0, le=1)
+    per_doubling: float = Field(ge=0, lt=1)
+    floor: float = Field(gt=0, le=1)
+
+
+class Porting(Strict):
+    weeks: float = Field(ge=0)
+    delay_days: float = Field(ge=0)
+
+
+class OpsFte(Strict):
+    base: float = Field(ge=0)
+    per_1000_gpus: float = Field(ge=0)
+
+
+class MemoryA(Strict):
+    headroom: float = Field(ge=0, lt=0.9)
+    framework_overhead_gb: float = Field(ge=0)
+    micro_batch_sequences: int = Field(ge=1)
+    max_tensor_parallel: int = Field(ge=1)
+    states_bytes_per_param: dict[Literal["adamw", "adamw_8bit", "sgd_momentum"], float]
+    lora_base_bytes_per_param: float = Field(gt=0)
+    qlora_base_bytes_per_param: float = Field(gt=0)
+    adapter_state_bytes_per_param: float = Field(gt=0)
+    lora_rank: int = Field(ge=1)
+    hidden_per_layer: float = Field(gt=0)
+    head_dim: int = Field(ge=1)
+    default_vocab: int = Field(ge=2)
+
+
+class ComputeA(Strict):
+    mfu_base: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], float]
+    class_factor: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    fp8_factor: float = Field(gt=0, le=1)
+    lora_factor: float = Field(gt=0, le=1)
+    size_reference_params: float = Field(gt=0)
+    size_penalty_per_decade: float = Field(ge=0, lt=1)
+    size_floor: float = Field(gt=0, le=1)
+    seq_reference: float = Field(gt=0)
+    seq_penalty_per_doubling: float = Field(ge=0, lt=1)
+    seq_floor: float = Field(gt=0, le=1)
+    fp8_consumer_supported: bool
+
+
+class ReliabilityA(Strict):
+    interruptions_per_gpu_hour: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    restart_hours: float = Field(ge=0)
+    checkpoint_bytes_per_param: float = Field(gt=0)
+    checkpoint_write_gbps_per_node: float = Field(gt=0)
+    max_lost_fraction: float = Field(gt=0, lt=1)
+
+
+class MoneyA(Strict):
+    engineer_usd_per_month: float = Field(ge=0)
+    ops_fte: dict[Literal["buy", "cloud", "managed"], OpsFte]
+    depreciation_years: float = Field(gt=0)
+    residual_fraction: float = Field(ge=0, lt=1)
+    network_capex_fraction: float = Field(ge=0)
+    storage_capex_fraction: float = Field(ge=0)
+    consumer_risk_pct: float = Field(ge=0)
+    estimate_price_risk_pct: float = Field(ge=0)
+    delay_cost_usd_per_day: float = Field(ge=0)
+
+
+class NodeGrid(Strict):
+    """Node counts the planner considers: every count up to `fine_until`, then steps (see assumptions.yaml)."""
+
+    fine_until: int = Field(ge=1)
+    step_until_512: int = Field(ge=1)
+    step_until_max: int = Field(ge=1)
+    max_nodes: int = Field(ge=1, le=100_000)
+
+
+class Assumptions(Strict):
+    confidence: Literal["p50", "p90"]
+    memory: MemoryA
+    compute: ComputeA
+    scale_out: dict[str, ScaleOut]
+    reliability: ReliabilityA
+    install_days: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    porting: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], dict[Framework, Porting]]
+    money: MoneyA
+    node_grid: NodeGrid
+
+
+@dataclass(frozen=True)
+class Leaf:
+    value: Any
+    source: str
+    as_of: str
+    estimate: bool
+    overridden: bool = False
+
+
+def _is_leaf(node: Any) -> bool:
+    return isinstance(node, dict) and "value" in node and "source" in node
+
+
+def _collect(src: Source, node: Any, path: PathT, out: dict[PathT, Leaf]) -> None:
+    if _is_leaf(node):
+        extra = set(node) - {"value", "source", "as_of", "estimate"}
+        if extra:
+            raise src.error(path + (sorted(extra)[0],), "unknown key in a sourced value")
+        if "as_of" not in node:
+            raise src.error(path, "sourced value needs as_of")
+        out[path] = Leaf(node["value"], str(node["source"]), str(node["as_of"]), bool(node.get("estimate", False)))
+        return
+    if not isinstance(node, dict):
+        raise src.error(path, "expected a sourced value {value, source, as_of} or a mapping of them")
+    for key, child in node.items():
+        _collect(src, child, path + (key,), out)
+
+
+def _set(tree: dict[str, Any], path: PathT, value: Any) -> None:
+    node = tree
+    for part in path[:-1]:
+        node = node.setdefault(str(part), {})
+    node[str(path[-1])] = value
+
+
+class AssumptionSet:
+    """The merged assumption leaves (with provenance) and the validated typed view."""
+
+    def __init__(self, leaves: dict[PathT, Leaf], values: Assumptions) -> None:
+        self.leaves = leaves
+        self.values = values
+
+    def overridden(self) -> list[tuple[str, Any]]:
+        return [(path_str(p), leaf.value) for p, leaf in sorted(self.leaves.items(), key=lambda kv: kv[0])
+                if leaf.overridden]
+
+
+def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any, path: PathT,
+                    base: PathT) -> None:
+    if path in leaves:
+        old = leaves[path]
+        value = override
+        if isinstance(old.value, dict) and isinstance(override, dict):
+            unknown = set(override) - set(old.value)
+            if unknown:
+                key = sorted(unknown)[0]
+                hint = difflib.get_close_matches(key, list(old.value), n=1)
+                msg = f"unknown key '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
+                                                f"; allowed: {', '.join(sorted(old.value))}")
+                raise _err(src, base + path + (key,), msg)
+            value = {**old.value, **override}
+        leaves[path] = Leaf(value, "problem file (risk:)", "", False, True)
+        return
+    prefix = [p for p in leaves if p[: len(path)] == path]
+    if not prefix:
+        parent = path[:-1]
+        siblings = sorted({str(p[len(parent)]) for p in leaves if p[: len(parent)] == parent and len(p) > len(parent)})
+        key = str(path[-1]) if path else ""
+        hint = difflib.get_close_matches(key, siblings, n=1)
+        msg = f"unknown assumption '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
+                                                (f"; allowed: {', '.join(siblings)}" if siblings else ""))
+        raise _err(src, base + path, msg)
+    if not isinstance(override, dict):
+        raise _err(src, base + path, "expected a mapping of assumptions to override here")
+    for key, child in override.items():
+        _apply_override(leaves, src, child, path + (key,), base)
+
+
+def _err(src: Source | None, path: PathT, msg: str) -> InputError:
+    if src is None:
+        return InputError(msg, path=path_str(path))
+    return src.error(path, msg)
+
+
+def load_assumptions(override: dict[str, Any] | None = None, *, src: Source | None = None,
+                     base: PathT = ("risk",), file: Path | None = None) -> AssumptionSet:
+    """Bundled assumptions with the problem file's `risk:` overrides applied and validated."""
+    asrc = load_file(file or CATALOG_DIR / "assumptions.yaml")
+    if not isinstance(asrc.data, dict) or set(asrc.data) != {"assumptions"}:
+        raise asrc.error((), "expected a single top-level key 'assumptions'")
+    leaves: dict[PathT, Leaf] = {}
+    _collect(asrc, asrc.data["assumptions"], (), leaves)
+    if override:
+        _apply_override(leaves, src, override, (), base)
+    tree: dict[str, Any] = {}
+    for path, leaf in leaves.items():
+        _set(tree, path, leaf.value)
+    if src is not None and override:
+        values = validate(Assumptions, src, tree, base=base)
+    else:
+        values = validate(Assumptions, asrc, tree, base=("assumptions",))
+    return AssumptionSet(leaves, values)

@@ -1,0 +1,440 @@
+"""The CP-SAT model: choose one (option, node count) point and the quotes that supply its nodes.
+
+Modelling (see `../shared/reference/cp-sat-notes.md` §1.4):
+- `z[p]` one-hot over points (an option at a node count); everything that depends on the node count —
+  memory fit, days, power, racks, cost coefficients — is a constant of the point computed in Python.
+- Nodes come from the option's quotes. One quote: it supplies all n nodes. Several quotes of the same
+  system and mode: `y[q,p]` nodes from quote q when point p is chosen, Σ_q y[q,p] = n_p·z[p], so each quote's
+  per-node cost (which depends on the run length of p) stays linear. `u[q]` marks a quote used; the cluster
+  starts when the last used quote's capacity is ready.
+- Every user-facing limit is a *guarded group*: its constraints are enforced by one literal named after the
+  YAML path (`budget.max_usd`, `site.it_power_kw`, `rules.<name>`, `quotes.<id>.max_nodes`, …). Solving fixes
+  the literals true; explanations pass them as assumptions. No user limit is hidden in a variable domain.
+- Money is integer in `unit` dollars: $1,000 (a coarse unit keeps coefficients far from the int overflow
+  behind google/or-tools#5293) or $1 for problems whose scale is under $1M, where $1k would erase the
+  answer. Every cost term is rounded **up** to the unit, so the model never accepts a plan whose exact
+  dollar cost exceeds the budget; the report shows exact dollars from the independent checker.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ortools.sat.python import cp_model
+
+from .assumptions import Assumptions
+from .cost import slip_premium
+from .options import Option, Point, Universe, quote_ready_day
+from .problem import LoadedProblem
+from .rules import matches_attrs, matches_point, quote_ids
+
+MoneyUnit = int
+
+
+@dataclass
+class Group:
+    """A named, guarded constraint group: the unit of explanations."""
+
+    id: str
+    kind: Literal["limit", "policy", "rule", "capacity", "fit"]
+    yaml_path: tuple[Any, ...]
+    text: str
+    unit: str | None = None
+    value: Any = None
+
+
+@dataclass
+class Built:
+    model: cp_model.CpModel
+    universe: Universe
+    points: list[Point]
+    unit: int
+    groups: dict[str, Group]
+    lits: dict[str, Any]
+    z: list[cp_model.IntVar]
+    sel: dict[str, Any]
+    x: dict[str, Any]
+    u: dict[str, Any]
+    y: dict[tuple[str, int], cp_model.IntVar]
+    start: cp_model.IntVar
+    finish: cp_model.IntVar
+    cost: Any
+    cash: Any
+    rank: Any
+    option_index: dict[str, int] = field(default_factory=dict)
+    pair_lits: dict[str, Any] = field(default_factory=dict)
+
+
+def money_unit(lp: LoadedProblem, universe: Universe) -> int:
+    """$1k for problems at the $1M scale and above (budget, else the cheapest point); $1 below."""
+    budget = lp.problem.budget.max_usd
+    if budget is not None:
+        return 1000 if budget >= 1e6 else 1
+    cheapest = min((pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
+                    for o in universe.options for pt in o.points if pt.per_node), default=1e9)
+    return 1000 if cheapest >= 1e6 else 1
+
+
+def units(dollars: float, unit: int) -> int:
+    """Round up to the money unit (conservative: the model never under-counts a cost)."""
+    return int(math.ceil(dollars / unit - 1e-9))
+
+
+def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe,
+                     unit: int) -> list[frozenset[str]]:
+    """Point-local reasons a point can never be chosen: each item is a set of groups that, all enforced,
+    exclude the point whatever else is decided (Python presolve and cheap explanations).
+
+    Only exact checks live here: a point listed as violating `site.it_power_kw` draws more than the limit,
+    one violating `schedule.deadline` cannot finish in time even starting the day its hardware is ready.
+    """
+    p = lp.problem
+    o = pt.option
+    pol = p.policy
+    out: list[frozenset[str]] = []
+
+    def add(*gids: str) -> None:
+        out.append(frozenset(gids))
+
+    if not pt.fits:
+        add("workload.memory")
+    if o.mode not in pol.modes:
+        add("policy.modes")
+    if pol.require_ecc and not o.accel.ecc.value:
+        add("policy.require_ecc")
+    inc = {s.lower() for s in pol.accelerators.include}
+    if (inc and o.accel.id not in inc) or o.accel.id in {s.lower() for s in pol.accelerators.exclude}:
+        add("policy.accelerators")
+    vinc = {s.lower() for s in pol.vendors.include}
+    if (vinc and o.accel.vendor not in vinc) or o.accel.vendor in {s.lower() for s in pol.vendors.exclude}:
+        add("policy.vendors")
+    if not pol.allow_estimates and all(q.kind == "estimate" for q in o.quotes):
+        add("policy.allow_estimates")
+    if pt.n > sum(q.max_nodes for q in o.quotes):
+        add(*(f"quotes.{q.id}.max_nodes" for q in o.quotes))
+    if universe.deadline_day is not None:
+        first = max(o.ready_day, min(quote_ready_day(q, o, a) for q in o.quotes))
+        if first + pt.days > universe.deadline_day:
+            add("schedule.deadline")
+        elif p.schedule.earliest_start is not None and max(first, universe.earliest_day) + pt.days > universe.deadline_day:
+            add("schedule.deadline", "schedule.earliest_start")
+    site = p.site
+    if o.mode == "buy" and site is not None:
+        if o.system.cooling not in site.cooling:
+            add("site.cooling")
+        if pt.racks_with_power is None:
+            add("site.rack_power_kw")
+        elif pt.racks_with_power > site.racks:
+            add("site.racks", "site.rack_power_kw") if pt.racks_physical <= site.racks else add("site.racks")
+        if pt.power_kw > site.it_power_kw + 1e-9:
+            add("site.it_power_kw")
+    if p.budget.max_usd is not None and not any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0
+                                                for r in p.rules):
+        cash = p.budget.applies_to == "cash"
+        fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
+        per = min((l.total_cash if cash else l.total_cost) for l in pt.per_node.values())
+        if fixed + pt.n * per > p.budget.max_usd:
+            add("budget.max_usd")
+    for rule in p.rules:
+        if rule.then == "forbid" and rule.when.cost is None and rule.when.quote is None and \
+                matches_attrs(rule.when, o.attrs) and matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
+            add(f"rules.{rule.name}")
+    return out
+
+
+def statically_excluded(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe, unit: int) -> bool:
+    """Python presolve for optimisation (every group enforced): drop points no plan can use.
+
+    The groups' constraints stay in the model; this only spares CP-SAT literals that could never be 1.
+    Explanation models never prune.
+    """
+    if pt.n < min(q.min_nodes for q in pt.option.quotes):
+        return True
+    return bool(point_violations(pt, lp, a, universe, unit))
+
+
+def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Literal["fixed", "assume"] = "fixed",
+          unit: int | None = None, prune: bool | None = None) -> Built:
+    """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations."""
+    p = lp.problem
+    m = cp_model.CpModel()
+    unit = unit or money_unit(lp, universe)
+    prune = (guard == "fixed") if prune is None else prune
+    points = [pt for o in universe.options for pt in o.points if pt.workable
+              and not (prune and statically_excluded(pt, lp, a, universe, unit))]
+    z = [m.new_bool_var(f"z[{pt.option.id}@{pt.n}]") for pt in points]
+    groups: dict[str, Group] = {}
+    lits: dict[str, Any] = {}
+
+    def group(gid: str, kind: Any, path: tuple[Any, ...], text: str, unit_name: str | None = None,
+              value: Any = None) -> Any:
+        if gid not in lits:
+            groups[gid] = Group(gid, kind, path, text, unit_name, value)
+            lits[gid] = m.new_bool_var(gid) if guard == "assume" else m.new_constant(1)
+        return lits[gid]
+
+    m.add_exactly_one(z)
+    by_option: dict[str, list[int]] = {}
+    for i, pt in enumerate(points):
+        by_option.setdefault(pt.option.id, []).append(i)
+    options = [o for o in universe.options if o.id in by_option]
+    sel = {o.id: sum(z[i] for i in by_option[o.id]) for o in options}
+    max_n = max((pt.n for pt in points), default=1)
+
+    x: dict[str, Any] = {}
+    u: dict[str, Any] = {}
+    y: dict[tuple[str, int], cp_model.IntVar] = {}
+    cost_terms: list[Any] = []
+    cash_terms: list[Any] = []
+    for o in options:
+        idx = by_option[o.id]
+        if len(o.quotes) == 1:
+            q = o.quotes[0]
+            x[q.id] = sum(points[i].n * z[i] for i in idx)
+            u[q.id] = sel[o.id]
+            for i in idx:
+                pt = points[i]
+                if pt.n < q.min_nodes:
+                    m.add(z[i] == 0)
+                lines = pt.per_node[q.id]
+                cost_terms.append(units(pt.fixed.total_cost + pt.n * lines.total_cost, unit) * z[i])
+                cash_terms.append(units(pt.fixed.total_cash + pt.n * lines.total_cash, unit) * z[i])
+            continue
+        for q in o.quotes:
+            u[q.id] = m.new_bool_var(f"u[{q.id}]")
+        for i in idx:
+            pt = points[i]
+            cost_terms.append(units(pt.fixed.total_cost, unit) * z[i])
+            cash_terms.append(units(pt.fixed.total_cash, unit) * z[i])
+            share = []
+            for q in o.quotes:
+                v = m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
+                y[(q.id, i)] = v
+                share.append(v)
+                cost_terms.append(units(pt.per_node[q.id].total_cost, unit) * v)
+                cash_terms.append(units(pt.per_node[q.id].total_cash, unit) * v)
+            m.add(sum(share) == pt.n * z[i])
+        for q in o.quotes:
+            xq = sum(y[(q.id, i)] for i in idx)
+            x[q.id] = xq
+            m.add(xq <= max_n * u[q.id])
+            m.add(xq >= max(1, q.min_nodes) * u[q.id])
+            m.add(u[q.id] <= sel[o.id])
+
+    horizon = universe.horizon
+    start = m.new_int_var(0, horizon, "start_day")
+    finish = m.new_int_var(0, 2 * horizon, "finish_day")
+    m.add(finish == start + sum(points[i].days * z[i] for i in range(len(points))))
+    for o in options:
+        if o.ready_day > 0:
+            m.add(start >= o.ready_day * sel[o.id])
+        for q in o.quotes:
+            rd = quote_ready_day(q, o, a)
+            if rd > 0:
+                m.add(start >= rd * u[q.id])
+
+    # Delivery-slip exposure: the slowest used quote's (p90 − p50) × delay cost per day.
+    slip = m.new_int_var(0, max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
+                                 for o in options for q in o.quotes] + [0]), "slip_premium")
+    for o in options:
+        for q in o.quotes:
+            k = units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
+            if k > 0:
+                m.add(slip >= k * u[q.id])
+    cost_terms.append(slip)
+
+    # --- schedule -------------------------------------------------------------------------------------
+    if p.schedule.earliest_start is not None and universe.earliest_day > 0:
+        lit = group("schedule.earliest_start", "limit", ("schedule", "earliest_start"),
+                    f"start on or after {lp.earliest_start}", "day", lp.earliest_start)
+        m.add(start >= universe.earliest_day).only_enforce_if(lit)
+    if universe.deadline_day is not None:
+        lit = group("schedule.deadline", "limit", ("schedule", "deadline"), f"finish by {p.schedule.deadline}",
+                    "day", p.schedule.deadline)
+        m.add(finish <= universe.deadline_day).only_enforce_if(lit)
+
+    # --- policy ---------------------------------------------------------------------------------------
+    def forbid_options(gid: str, path: tuple[Any, ...], text: str, bad: list[Option]) -> None:
+        lit = group(gid, "policy", path, text)
+        if bad:
+            m.add(sum(sel[o.id] for o in bad) == 0).only_enforce_if(lit)
+
+    pol = p.policy
+    forbid_options("policy.modes", ("policy", "modes"), f"modes limited to {', '.join(pol.modes)}",
+                   [o for o in options if o.mode not in pol.modes])
+    if pol.require_ecc:
+        forbid_options("policy.require_ecc", ("policy", "require_ecc"), "accelerators must have ECC memory",
+                       [o for o in options if not o.accel.ecc.value])
+    inc = {s.lower() for s in pol.accelerators.include}
+    exc = {s.lower() for s in pol.accelerators.exclude}
+    if inc or exc:
+        forbid_options("policy.accelerators", ("policy", "accelerators"), "accelerator allow/deny list",
+                       [o for o in options if (inc and o.accel.id not in inc) or o.accel.id in exc])
+    vinc = {s.lower() for s in pol.vendors.include}
+    vexc = {s.lower() for s in pol.vendors.exclude}
+    if vinc or vexc:
+        forbid_options("policy.vendors", ("policy", "vendors"), "vendor allow/deny list",
+                       [o for o in options if (vinc and o.accel.vendor not in vinc) or o.accel.vendor in vexc])
+    if not pol.allow_estimates:
+        lit = group("policy.allow_estimates", "policy", ("policy", "allow_estimates"), "no estimated prices")
+        est = [u[q.id] for o in options for q in o.quotes if q.kind == "estimate"]
+        if est:
+            m.add(sum(est) == 0).only_enforce_if(lit)
+
+    # --- site (bought hardware only) -------------------------------------------------------------------
+    site = p.site
+    buy = [o for o in options if o.mode == "buy"]
+    if site is not None and buy:
+        bad = [o for o in buy if o.system.cooling not in site.cooling]
+        forbid_options("site.cooling", ("site", "cooling"), f"site cools {', '.join(site.cooling)}", bad)
+        lit_p = group("site.it_power_kw", "limit", ("site", "it_power_kw"), f"IT power {site.it_power_kw:g} kW",
+                      "kW", site.it_power_kw)
+        m.add(sum(math.ceil(points[i].power_kw * 10 - 1e-9) * z[i] for o in buy for i in by_option[o.id])
+              <= int(math.floor(site.it_power_kw * 10 + 1e-9))).only_enforce_if(lit_p)
+        lit_rp = group("site.rack_power_kw", "limit", ("site", "rack_power_kw"),
+                       f"{site.rack_power_kw:g} kW per rack", "kW", site.rack_power_kw)
+        too_hot = [o for o in buy if float(o.system.node_kw.value) > site.rack_power_kw]
+        if too_hot:
+            m.add(sum(sel[o.id] for o in too_hot) == 0).only_enforce_if(lit_rp)
+        lit_r = group("site.racks", "limit", ("site", "racks"), f"{site.racks} racks", "rack", site.racks)
+        m.add(sum(points[i].racks_physical * z[i] for o in buy for i in by_option[o.id]) <= site.racks
+              ).only_enforce_if(lit_r)
+        m.add(sum((points[i].racks_with_power or 0) * z[i] for o in buy for i in by_option[o.id]
+                  if o not in too_hot) <= site.racks).only_enforce_if([lit_r, lit_rp])
+
+    # --- memory fit -----------------------------------------------------------------------------------
+    lit_m = group("workload.memory", "fit", ("workload",), "model states + activations fit in memory")
+    unfit = [z[i] for i, pt in enumerate(points) if not pt.fits]
+    if unfit:
+        m.add(sum(unfit) == 0).only_enforce_if(lit_m)
+
+    # --- quote capacity -------------------------------------------------------------------------------
+    for o in options:
+        for q in o.quotes:
+            lit = group(f"quotes.{q.id}.max_nodes", "capacity", ("quotes", q.id, "max_nodes"),
+                        f"{q.id} can supply at most {q.max_nodes} nodes", "node", q.max_nodes)
+            if q.max_nodes < max_n:
+                m.add(x[q.id] <= q.max_nodes).only_enforce_if(lit)
+
+    cost_expr = sum(cost_terms)
+    cash_expr = sum(cash_terms)
+
+    # --- rules ----------------------------------------------------------------------------------------
+    # Adjustments first, so that cost conditions of forbid/require rules see the adjusted cost.
+    ordered = sorted(enumerate(p.rules), key=lambda ir: isinstance(ir[1].then, str))
+    for r_i, rule in ordered:
+        gid = f"rules.{rule.name}"
+        lit = group(gid, "rule", ("rules", r_i), rule.note or rule.name)
+        when = rule.when
+        match = [i for i, pt in enumerate(points)
+                 if matches_attrs(when, pt.option.attrs)
+                 and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)]
+        qids = quote_ids(when)
+        match_q = [q.id for o in options for q in o.quotes if qids is None or q.id in qids] if qids else []
+        then = rule.then
+        if then == "forbid":
+            if when.cost is not None:
+                b = _indicator(m, [z[i] for i in match], f"match[{gid}]")
+                _cost_bound(m, cost_expr, when.cost, unit, negate=True, lits=[lit, b])
+            elif qids is not None:
+                for i in match:
+                    pt = points[i]
+                    for q in pt.option.quotes:
+                        if q.id in match_q:
+                            if (q.id, i) in y:
+                                m.add(y[(q.id, i)] == 0).only_enforce_if([lit, z[i]])
+                            else:
+                                m.add(z[i] == 0).only_enforce_if(lit)
+            elif match:
+                m.add(sum(z[i] for i in match) == 0).only_enforce_if(lit)
+        elif then == "require":
+            m.add(sum(z[i] for i in match) == 1).only_enforce_if(lit)
+            if qids is not None:
+                m.add(sum(u[qid] for qid in match_q) >= 1).only_enforce_if(lit)
+            if when.cost is not None:
+                _cost_bound(m, cost_expr, when.cost, unit, negate=False, lits=[lit])
+        else:
+            if then.add_usd:
+                k = units(then.add_usd, unit)
+                r = m.new_int_var(0, k, f"add_usd[{gid}]")
+                m.add(r >= k * sum(z[i] for i in match)).only_enforce_if(lit)
+                cost_expr = cost_expr + r
+                cash_expr = cash_expr + r
+            if then.add_pct:
+                terms = []
+                for i in match:
+                    pt = points[i]
+                    if len(pt.option.quotes) == 1:
+                        q = pt.option.quotes[0]
+                        base = pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost
+                        terms.append(units(base * then.add_pct / 100.0, unit) * z[i])
+                    else:
+                        terms.append(units(pt.fixed.total_cost * then.add_pct / 100.0, unit) * z[i])
+                        for q in pt.option.quotes:
+                            terms.append(units(pt.per_node[q.id].total_cost * then.add_pct / 100.0, unit)
+                                         * y[(q.id, i)])
+                if terms:
+                    hi = 10 ** 15
+                    r = m.new_int_var(-hi, hi, f"add_pct[{gid}]")
+                    m.add(r >= sum(terms)).only_enforce_if(lit)
+                    if guard == "assume":
+                        m.add(r >= 0).only_enforce_if(~lit)
+                    cost_expr = cost_expr + r
+            if then.delay_days:
+                d = int(math.ceil(then.delay_days))
+                for o in options:
+                    idx_o = [i for i in match if points[i].option is o]
+                    if not idx_o:
+                        continue
+                    mo = sum(z[i] for i in idx_o)
+                    m.add(start >= (o.ready_day + d) * mo).only_enforce_if(lit)
+                    for q in o.quotes:
+                        rd = quote_ready_day(q, o, a) + d
+                        m.add(start >= rd * (u[q.id] + mo - 1)).only_enforce_if(lit)
+
+    built = Built(m, universe, points, unit, groups, lits, z, sel, x, u, y, start, finish, cost_expr, cash_expr,
+                  sum(i * z[i] for i in range(len(points))))
+    built.option_index = {o.id: k for k, o in enumerate(options)}
+
+    # --- budget (after rules, which may add cash) -------------------------------------------------------
+    if p.budget.max_usd is not None:
+        lit = group("budget.max_usd", "limit", ("budget", "max_usd"),
+                    f"{p.budget.applies_to} at most ${p.budget.max_usd:,.0f}", "usd", p.budget.max_usd)
+        limit = int(math.floor(p.budget.max_usd / unit + 1e-9))
+        expr = built.cash if p.budget.applies_to == "cash" else built.cost
+        m.add(expr <= limit).only_enforce_if(lit)
+    built.groups, built.lits = groups, lits
+    return built
+
+
+def _indicator(m: cp_model.CpModel, zs: list[Any], name: str) -> Any:
+    b = m.new_bool_var(name)
+    m.add(b == sum(zs)) if zs else m.add(b == 0)
+    return b
+
+
+def _cost_bound(m: cp_model.CpModel, cost: Any, cmp: Any, unit: int, *, negate: bool, lits: list[Any]) -> None:
+    """Encode a single-operator cost comparison (or its negation) in money units, enforced by `lits`."""
+    ops = [(k, getattr(cmp, k)) for k in ("gt", "ge", "lt", "le", "eq") if getattr(cmp, k) is not None]
+    if len(ops) != 1:
+        raise ValueError("a cost condition takes exactly one operator")
+    op, v = ops[0]
+    if negate:
+        op = {"gt": "le", "ge": "lt", "lt": "ge", "le": "gt", "eq": "ne"}[op]
+    # Costs in the model are rounded up to the unit: compare against the unit count of the threshold.
+    k_floor = int(math.floor(v / unit + 1e-9))
+    k_ceil = int(math.ceil(v / unit - 1e-9))
+    if op == "le":
+        m.add(cost <= k_floor).only_enforce_if(lits)
+    elif op == "lt":
+        m.add(cost <= k_ceil - 1).only_enforce_if(lits)
+    elif op == "ge":
+        m.add(cost >= k_ceil).only_enforce_if(lits)
+    elif op == "gt":
+        m.add(cost >= k_floor + 1).only_enforce_if(lits)
+    elif op == "eq":
+        m.add(cost == k_ceil).only_enforce_if(lits)
+    else:
+        m.add(cost != k_ceil).only_enforce_if(lits)

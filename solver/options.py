@@ -1,0 +1,307 @@
+"""Estimates per option: every (system, mode) the catalog offers, at every candidate node count.
+
+An *option* is a system bought, rented or contracted (e.g. `dgx-b200/buy`), with the quotes that offer it.
+A *point* is an option at n nodes: memory per GPU, wall time, power, racks and cost lines, all computed here
+by the pure estimators so that the CP-SAT model only selects among constants (one-hot, linear; see
+`../shared/reference/cp-sat-notes.md` §1.4). Options that cannot be modelled at all (no quote, every quote
+expired, buying without a site) are returned as static exclusions with their reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from .assumptions import Assumptions, Porting
+from .catalog import Accelerator, Catalog, Quote, System
+from .compute import TimeEstimate, estimate_time, training_flops, utilisation
+from .cost import Lines, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
+from .errors import InputError
+from .memory import (RECOMPUTE_ORDER, MemoryEstimate, Shape, adapter_params, memory_per_gpu, model_shape)
+from .problem import LoadedProblem, Problem
+from .rules import matches_attrs, matches_point, referenced_names
+from .yamlsrc import path_str
+
+
+@dataclass
+class Point:
+    option: "Option"
+    n: int
+    gpus: int
+    memory: MemoryEstimate
+    time: TimeEstimate | None
+    days: int
+    power_kw: float
+    racks_physical: int
+    racks_with_power: int | None
+    fixed: Lines
+    per_node: dict[str, Lines]
+    mfu_rule_factor: float
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits
+
+    @property
+    def workable(self) -> bool:
+        return self.time is not None
+
+
+@dataclass
+class Option:
+    id: str
+    system: System
+    accel: Accelerator
+    mode: str
+    quotes: list[Quote]
+    attrs: dict[str, Any]
+    porting: Porting
+    ready_day: int
+    ready_reason: str
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def pair(self) -> str:
+        return f"{self.accel.id}/{self.mode}"
+
+
+@dataclass
+class Excluded:
+    option: str
+    reasons: list[str]
+
+
+@dataclass
+class Universe:
+    """Everything the model chooses from, plus what was excluded before modelling and why."""
+
+    options: list[Option]
+    static_excluded: list[Excluded]
+    expired: list[Quote]
+    shape: Shape
+    as_of: date
+    earliest_day: int
+    deadline_day: int | None
+    horizon: int
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def where(self, lp: LoadedProblem, gid: str) -> str:
+        """file:line of a group: the problem file, or the catalog file for a quote's capacity."""
+        parts = gid.split(".")
+        if parts[0] == "quotes" and len(parts) >= 3:
+            return self.origins.get(".".join(parts[1:-1]), "catalog")
+        if parts[0] == "rules":
+            for i, r in enumerate(lp.problem.rules):
+                if r.name == ".".join(parts[1:]):
+                    return lp.where(("rules", i))
+        return lp.where(tuple(parts[:2]) if parts[0] != "workload" else ("workload",))
+
+    def subset(self, pair: str) -> "Universe":
+        """The same problem restricted to one accelerator/mode pair (for runners-up and exclusions)."""
+        return Universe([o for o in self.options if o.pair == pair], [], self.expired, self.shape, self.as_of,
+                        self.earliest_day, self.deadline_day, self.horizon, self.origins)
+
+    def pairs(self) -> list[str]:
+        return sorted({o.pair for o in self.options if any(pt.workable for pt in o.points)})
+
+    def quote(self, qid: str) -> Quote:
+        for o in self.options:
+            for q in o.quotes:
+                if q.id == qid:
+                    return q
+        raise KeyError(qid)
+
+
+def node_grid(a: Assumptions) -> list[int]:
+    g = a.node_grid
+    counts = list(range(1, min(g.fine_until, g.max_nodes) + 1))
+    n = counts[-1]
+    while n < g.max_nodes:
+        step = g.step_until_512 if n < 512 else g.step_until_max
+        n = (n // step + 1) * step
+        if n <= g.max_nodes:
+            counts.append(n)
+    return counts
+
+
+def check_references(lp: LoadedProblem, cat: Catalog) -> None:
+    """Ids in policy and rules must exist in the catalog: a typo must not silently match nothing."""
+    p = lp.problem
+    known = {
+        "accelerator": sorted(cat.accelerators), "system": sorted(cat.systems), "quote": sorted(cat.quotes),
+        "vendor": sorted({a.vendor for a in cat.accelerators.values()}),
+        "class": ["consumer", "workstation", "datacenter", "tpu", "wafer"], "mode": ["buy", "cloud", "managed"],
+        "cooling": ["air", "liquid"], "software": ["cuda", "rocm", "xla", "cerebras", "synapse"],
+        "network": sorted({s.network for s in cat.systems.values()}),
+    }
+
+    def check(kind: str, value: str, path: tuple[Any, ...]) -> None:
+        if value.lower() not in [k.lower() for k in known[kind]]:
+            hint = difflib.get_close_matches(value, known[kind], n=1)
+            raise lp.source.error(path, f"unknown {kind} '{value}'" + (f"; did you mean '{hint[0]}'?" if hint else ""))
+
+    for key in ("include", "exclude"):
+        for i, v in enumerate(getattr(p.policy.accelerators, key)):
+            check("accelerator", v, ("policy", "accelerators", key, i))
+        for i, v in enumerate(getattr(p.policy.vendors, key)):
+            check("vendor", v, ("policy", "vendors", key, i))
+    for r_i, rule in enumerate(p.rules):
+        for kind, values in referenced_names(rule).items():
+            for v in values:
+                check(kind, v, ("rules", r_i, "when", kind))
+
+
+def _attrs(system: System, accel: Accelerator, mode: str) -> dict[str, Any]:
+    return {"accelerator": accel.id, "system": system.id, "vendor": accel.vendor, "class": accel.cls,
+            "mode": mode, "ecc": bool(accel.ecc.value), "cooling": system.cooling, "software": accel.software,
+            "network": system.network}
+
+
+def _rule_mfu_factor(p: Problem, attrs: dict[str, Any], gpus: int, nodes: int, power_kw: float) -> float:
+    factor = 1.0
+    for rule in p.rules:
+        then = rule.then
+        if isinstance(then, str) or then.mfu_factor is None or rule.when.quote is not None:
+            continue
+        if matches_attrs(rule.when, attrs) and matches_point(rule.when, gpus, nodes, None, power_kw):
+            factor *= then.mfu_factor
+    return factor
+
+
+def _recompute_levels(requested: str) -> tuple[str, ...]:
+    return RECOMPUTE_ORDER if requested == "auto" else (requested,)
+
+
+def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_expired: bool = False) -> Universe:
+    """All options and their points (see module docstring). Pure given its inputs; sorted by id."""
+    p = lp.problem
+    w = p.workload
+    as_of = lp.as_of
+    shape = model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
+    lora_rank = w.lora_rank
+    ckpt_params = adapter_params(shape, lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") else w.params
+    ckpt_bytes = a.reliability.checkpoint_bytes_per_param * ckpt_params
+    grid = node_grid(a)
+    earliest_day = (lp.earliest_start - as_of).days
+    deadline_day = (p.schedule.deadline - as_of).days if p.schedule.deadline else None
+
+    by_option: dict[tuple[str, str], list[Quote]] = {}
+    expired: list[Quote] = []
+    for qid in sorted(cat.quotes):
+        q = cat.quotes[qid]
+        if q.expired(as_of) and not allow_expired:
+            expired.append(q)
+            continue
+        by_option.setdefault((q.system, q.mode), []).append(q)
+
+    static: list[Excluded] = []
+    options: list[Option] = []
+    quoted_accels = {cat.systems[s].accelerator for (s, _m) in by_option}
+    for acc_id in sorted(cat.accelerators):
+        if acc_id not in quoted_accels:
+            exp = [q for q in expired if cat.systems[q.system].accelerator == acc_id]
+            reason = (f"every quote expired ({', '.join(f'{q.id} on {q.valid_until}' for q in exp)}); "
+                      "use --allow-expired") if exp else "no quote: hardware without a price cannot be chosen"
+            static.append(Excluded(acc_id, [reason]))
+
+    max_lead = 0.0
+    for (sys_id, mode), quotes in sorted(by_option.items()):
+        system = cat.systems[sys_id]
+        accel = cat.accelerators[system.accelerator]
+        oid = f"{sys_id}/{mode}"
+        if mode == "buy" and p.site is None:
+            static.append(Excluded(oid, ["no site: buying hardware needs a `site:` section"]))
+            continue
+        porting = a.porting[accel.software][w.framework]  # type: ignore[index]
+        avail_day = max(0, (accel.available_from.value - as_of).days)
+        ready_day = max(math.ceil(porting.delay_days), avail_day)
+        ready_reason = ("porting" if porting.delay_days >= avail_day and porting.delay_days > 0 else
+                        "available_from" if avail_day > 0 else "now")
+        opt = Option(oid, system, accel, mode, quotes, _attrs(system, accel, mode), porting, ready_day, ready_reason)
+        for q in quotes:
+            max_lead = max(max_lead, q.lead_days(a.confidence))
+        _fill_points(opt, p, a, shape, grid, ckpt_bytes)
+        options.append(opt)
+
+    horizon = max(earliest_day, ready_max(options)) + int(max_lead) + max(
+        a.install_days.values()) + max((pt.days for o in options for pt in o.points), default=0) + 30
+    if deadline_day is not None:
+        horizon = max(horizon, deadline_day + 1)
+    origins = {k.split(":", 1)[1]: v for k, v in cat.origin.items() if k.startswith("quotes:")}
+    return Universe(options, static, expired, shape, as_of, earliest_day, deadline_day, int(horizon), origins)
+
+
+def ready_max(options: list[Option]) -> int:
+    return max((o.ready_day for o in options), default=0)
+
+
+def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float) -> None:
+    w = p.workload
+    system, accel = opt.system, opt.accel
+    mem_gb = float(accel.memory_gb.value)
+    peak = accel.peak_tflops(w.precision)
+    has_fp8 = accel.fp8_tflops.value is not None
+    site = p.site
+    for n in grid:
+        gpus = n * system.per_node
+        power_kw = n * float(system.node_kw.value)
+        ests = {lv: memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node, available_gb=mem_gb,
+                                   method=w.method, optimizer=w.optimizer, seq_len=w.seq_len, recompute=lv,
+                                   shape=shape, mem=a.memory, lora_rank=w.lora_rank,
+                                   flash_attention=w.flash_attention)
+                for lv in _recompute_levels(w.recompute)}
+        chosen = next((lv for lv in ests if ests[lv].fits), list(ests)[-1])
+        mem = ests[chosen]
+        rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw)
+        util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
+                           precision=w.precision, has_fp8=has_fp8, method=w.method, c=a.compute,
+                           rule_factor=rule_f).value
+        flops = training_flops(w.params, w.tokens, w.method, chosen, shape.layers, shape.hidden, w.seq_len)
+        t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
+                          peak_tflops=peak, util=util, accel_class=accel.cls, checkpoint_bytes=ckpt_bytes)
+        if t is not None and t.lost_fraction > a.reliability.max_lost_fraction:
+            t = None
+        days = math.ceil(t.days - 1e-9) if t is not None else 0
+        days = max(days, 1) if t is not None else 0
+        npr = max(1, int(system.nodes_per_rack.value))
+        racks_phys = math.ceil(n / npr)
+        racks_pow: int | None = None
+        if site is not None:
+            fit = int(site.rack_power_kw // float(system.node_kw.value))
+            racks_pow = math.ceil(n / min(npr, fit)) if fit >= 1 else None
+        fixed = Lines()
+        per_node: dict[str, Lines] = {}
+        if t is not None:
+            fixed = fixed_lines(mode=opt.mode, gpus=gpus, wall_hours=t.wall_hours, porting_weeks=opt.porting.weeks,
+                                money=a.money)
+            for q in opt.quotes:
+                est = q.kind == "estimate"
+                if opt.mode == "buy":
+                    assert site is not None
+                    per_node[q.id] = buy_node_lines(
+                        price=q.price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                        install_days=a.install_days[accel.cls], node_kw=float(system.node_kw.value), pue=site.pue,  # type: ignore[index]
+                        usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
+                        consumer=accel.cls == "consumer", estimate=est)
+                elif opt.mode == "cloud":
+                    per_node[q.id] = cloud_node_lines(
+                        usd_per_gpu_hour=q.price, per_node=system.per_node, ideal_hours=t.ideal_hours,
+                        wall_hours=t.wall_hours, commit_months=q.commit_months, money=a.money, estimate=est)
+                else:
+                    per_node[q.id] = managed_node_lines(
+                        usd_per_month=q.price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                        commit_months=q.commit_months, money=a.money, estimate=est)
+        opt.points.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, fixed, per_node, rule_f))
+
+
+def quote_ready_day(q: Quote, opt: Option, a: Assumptions) -> int:
+    """Days after as_of when this quote's capacity is usable (lead time at the confidence, plus install)."""
+    install = a.install_days[opt.accel.cls] if opt.mode == "buy" else 0.0  # type: ignore[index]
+    return math.ceil(q.lead_days(a.confidence) + install)
+
+
+__all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "node_grid", "quote_ready_day",
+           "check_references", "InputError", "path_str"]

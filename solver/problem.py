@@ -1,0 +1,309 @@
+"""The user's problem file (`constraints/*.yaml`): workload, schedule, site, budget, policy, risk, rules.
+
+Every section is a strict pydantic model, so unknown keys, wrong types and impossible values become one
+clear error with file, line and field path. `--set PATH=VALUE` overrides are applied to the raw YAML
+before validation, so they get exactly the same checks.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import Field, field_validator, model_validator
+
+from .errors import InputError
+from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat
+from .validate import Strict, validate
+from .yamlsrc import PathT, Source, load_file, path_str
+
+Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
+ATTRIBUTES = ("accelerator", "system", "vendor", "class", "mode", "quote", "ecc", "cooling", "software",
+              "network")
+QUANTITIES = ("gpus", "nodes", "days", "power_kw", "cost")
+OPERATORS = ("gt", "ge", "lt", "le", "eq")
+
+
+class Workload(Strict):
+    method: Method
+    params: Count
+    tokens: Count
+    seq_len: int = Field(default=4096, ge=16, le=4_194_304)
+    precision: Literal["bf16", "fp8"] = "bf16"
+    optimizer: Literal["adamw", "adamw_8bit", "sgd_momentum"] = "adamw"
+    recompute: Literal["none", "selective", "full", "auto"] = "selective"
+    framework: Literal["pytorch", "jax"] = "pytorch"
+    flash_attention: bool = True
+    layers: int | None = Field(default=None, ge=1, le=10_000)
+    hidden: int | None = Field(default=None, ge=64, le=1_000_000)
+    heads: int | None = Field(default=None, ge=1, le=10_000)
+    vocab: int | None = Field(default=None, ge=2, le=10_000_000)
+    global_batch_tokens: Count | None = None
+    lora_rank: int | None = Field(default=None, ge=1, le=65_536)
+
+    @field_validator("params")
+    @classmethod
+    def _params_sane(cls, v: float) -> float:
+        if v < 1e6 or v > 1e14:
+            raise ValueError(f"expected between 1M and 100T parameters, got {v:.3g}")
+        return v
+
+    @field_validator("tokens")
+    @classmethod
+    def _tokens_sane(cls, v: float) -> float:
+        if v < 1e3 or v > 1e16:
+            raise ValueError(f"expected between 1K and 10,000T tokens, got {v:.3g}")
+        return v
+
+    @model_validator(mode="after")
+    def _lora_rank(self) -> "Workload":
+        if self.lora_rank is not None and self.method not in ("lora", "qlora"):
+            raise ValueError("lora_rank applies only to method lora or qlora")
+        return self
+
+
+class Schedule(Strict):
+    earliest_start: Date | None = None
+    deadline: Date | None = None
+
+    @model_validator(mode="after")
+    def _order(self) -> "Schedule":
+        if self.earliest_start and self.deadline and self.deadline <= self.earliest_start:
+            raise ValueError(f"deadline {self.deadline} is not after earliest_start {self.earliest_start}")
+        return self
+
+
+class Site(Strict):
+    it_power_kw: PositiveFloat
+    cooling: list[Literal["air", "liquid"]] = Field(min_length=1)
+    racks: int = Field(ge=1, le=1_000_000)
+    rack_power_kw: PositiveFloat
+    electricity_usd_per_kwh: PositiveFloat
+    pue: float = Field(default=1.3, ge=1.0, le=3.0)
+
+    @field_validator("electricity_usd_per_kwh")
+    @classmethod
+    def _price(cls, v: float) -> float:
+        if v > 10:
+            raise ValueError(f"expected a price per kWh like 0.08, got {v:g}")
+        return v
+
+
+class Budget(Strict):
+    max_usd: Money | None = None
+    applies_to: Literal["cash", "cost"] = "cash"
+
+
+class Selection(Strict):
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+
+class Policy(Strict):
+    modes: list[Literal["buy", "cloud", "managed"]] = Field(default_factory=lambda: ["buy", "cloud", "managed"],
+                                                             min_length=1)
+    require_ecc: bool = False
+    accelerators: Selection = Field(default_factory=Selection)
+    vendors: Selection = Field(default_factory=Selection)
+    accounting: Literal["depreciation", "full_capex"] = "depreciation"
+    allow_estimates: bool = True
+
+
+class Comparison(Strict):
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    eq: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse(cls, data: Any) -> Any:
+        from .units import parse_quantity
+        if isinstance(data, (int, float, str)) and not isinstance(data, bool):
+            return {"eq": parse_quantity(data, "64")}
+        if isinstance(data, dict):
+            out = {}
+            for k, v in data.items():
+                if k not in OPERATORS:
+                    raise ValueError(f"unknown operator '{k}' (use one of {', '.join(OPERATORS)})")
+                out[k] = parse_quantity(v, "64")
+            if not out:
+                raise ValueError("empty comparison; use e.g. {gt: 64}")
+            return out
+        raise ValueError("expected a number or a comparison like {gt: 64}")
+
+    def test(self, x: float) -> bool:
+        checks = [(self.gt, x > (self.gt or 0)), (self.ge, x >= (self.ge or 0)), (self.lt, x < (self.lt or 0)),
+                  (self.le, x <= (self.le or 0)), (self.eq, x == (self.eq or 0))]
+        return all(ok for bound, ok in checks if bound is not None)
+
+    def describe(self) -> str:
+        sym = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}
+        return " and ".join(f"{sym[k]} {getattr(self, k):g}" for k in OPERATORS if getattr(self, k) is not None)
+
+
+class When(Strict):
+    accelerator: str | list[str] | None = None
+    system: str | list[str] | None = None
+    vendor: str | list[str] | None = None
+    class_: str | list[str] | None = Field(default=None, alias="class")
+    mode: str | list[str] | None = None
+    quote: str | list[str] | None = None
+    ecc: bool | None = None
+    cooling: str | list[str] | None = None
+    software: str | list[str] | None = None
+    network: str | list[str] | None = None
+    gpus: Comparison | None = None
+    nodes: Comparison | None = None
+    days: Comparison | None = None
+    power_kw: Comparison | None = None
+    cost: Comparison | None = None
+
+
+class Adjust(Strict):
+    add_usd: MoneyOrZero | None = None
+    add_pct: float | None = Field(default=None, ge=-90, le=1000)
+    delay_days: NonNegFloat | None = None
+    mfu_factor: float | None = Field(default=None, gt=0, le=2)
+
+    @model_validator(mode="after")
+    def _some(self) -> "Adjust":
+        if all(getattr(self, k) is None for k in ("add_usd", "add_pct", "delay_days", "mfu_factor")):
+            raise ValueError("expected forbid, require, or at least one of add_usd, add_pct, delay_days, mfu_factor")
+        return self
+
+
+class Rule(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=80)
+    when: When = Field(default_factory=When)
+    then: Union[Literal["forbid", "require"], Adjust]
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _cost_only_hard(self) -> "Rule":
+        if self.when.cost is not None and isinstance(self.then, Adjust):
+            raise ValueError("a rule conditioned on cost can only forbid or require (an adjustment would change "
+                             "the cost it tests)")
+        if self.when.days is not None and isinstance(self.then, Adjust) and self.then.mfu_factor is not None:
+            raise ValueError("mfu_factor cannot depend on days (it changes the days it tests)")
+        return self
+
+
+class CostObjective(Strict):
+    cost: float = Field(default=1.0, gt=0)
+    delay_cost_usd_per_day: MoneyOrZero = 0
+
+
+class Problem(Strict):
+    name: str = Field(min_length=1, max_length=200)
+    description: str | None = None
+    as_of: Date | None = None
+    catalogs: list[str] = Field(default_factory=list)
+    workload: Workload
+    schedule: Schedule = Field(default_factory=Schedule)
+    site: Site | None = None
+    budget: Budget = Field(default_factory=Budget)
+    policy: Policy = Field(default_factory=Policy)
+    risk: dict[str, Any] = Field(default_factory=dict)
+    rules: list[Rule] = Field(default_factory=list)
+    objective: Union[Literal["cost", "time"], CostObjective] = "cost"
+
+    @model_validator(mode="after")
+    def _unique_rules(self) -> "Problem":
+        names = [r.name for r in self.rules]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"rule names must be unique; '{dup[0]}' appears twice")
+        return self
+
+
+class LoadedProblem:
+    """A validated problem plus where it came from (for file:line in explanations)."""
+
+    def __init__(self, problem: Problem, source: Source, as_of: date, as_of_defaulted: bool,
+                 overrides: list[str]) -> None:
+        self.problem = problem
+        self.source = source
+        self.as_of = as_of
+        self.as_of_defaulted = as_of_defaulted
+        self.overrides = overrides
+
+    @property
+    def earliest_start(self) -> date:
+        return self.problem.schedule.earliest_start or self.as_of
+
+    def where(self, path: PathT) -> str:
+        line = self.source.line_of(path)
+        return f"{self.source.file}:{line}" if line else self.source.file
+
+
+_SET_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+|\[[0-9]+\])*)=(.*)$", re.S)
+
+
+def _parse_set(expr: str) -> tuple[PathT, Any]:
+    m = _SET_RE.match(expr)
+    if not m:
+        raise InputError(f"--set expects PATH=VALUE (e.g. budget.max_usd=80M), got {expr!r}")
+    raw_path, raw_value = m.groups()
+    path: list[str | int] = []
+    for part in re.findall(r"[^.\[\]]+|\[[0-9]+\]", raw_path):
+        path.append(int(part[1:-1]) if part.startswith("[") else part)
+    try:
+        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+    except yaml.YAMLError:
+        value = raw_value
+    return tuple(path), value
+
+
+def apply_sets(data: dict[str, Any], sets: list[str], file: str) -> None:
+    """Apply `--set a.b=VALUE` overrides in place; parents must exist unless they are mappings we can create."""
+    for expr in sets:
+        path, value = _parse_set(expr)
+        node: Any = data
+        for i, part in enumerate(path[:-1]):
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    raise InputError(f"--set {expr}: {path_str(path[: i + 1])} does not exist", file=file)
+                node = node[part]
+            else:
+                if not isinstance(node, dict):
+                    raise InputError(f"--set {expr}: {path_str(path[:i])} is not a mapping", file=file)
+                node = node.setdefault(part, {})
+        last = path[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list) or last >= len(node):
+                raise InputError(f"--set {expr}: {path_str(path)} does not exist", file=file)
+            node[last] = value
+        else:
+            if not isinstance(node, dict):
+                raise InputError(f"--set {expr}: {path_str(path[:-1])} is not a mapping", file=file)
+            node[last] = value
+
+
+def load_problem(file: str | Path, sets: list[str] | None = None, *, today: date | None = None) -> LoadedProblem:
+    """Load, override and validate a problem file. Raises `InputError` on any problem."""
+    src = load_file(file)
+    if not isinstance(src.data, dict):
+        raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
+    if sets:
+        apply_sets(src.data, sets, src.file)
+    problem = validate(Problem, src)
+    as_of = problem.as_of or (today or date.today())
+    start = problem.schedule.earliest_start
+    if problem.schedule.deadline and problem.schedule.deadline <= (start or as_of):
+        raise src.error(("schedule", "deadline"), f"deadline {problem.schedule.deadline} is not after "
+                        f"{'earliest_start' if start else 'as_of'} {start or as_of}")
+    base = Path(src.file).parent
+    resolved: list[str] = []
+    for i, entry in enumerate(problem.catalogs):
+        p = Path(entry)
+        p = p if p.is_absolute() else base / p
+        if not p.exists():
+            raise src.error(("catalogs", i), f"catalog file or folder not found: {entry}")
+        resolved.append(str(p))
+    problem = problem.model_copy(update={"catalogs": resolved})
+    return LoadedProblem(problem, src, as_of, problem.as_of is None, list(sets or []))

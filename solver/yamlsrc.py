@@ -1,0 +1,160 @@
+"""Safe YAML loading that remembers where every value came from.
+
+Why not `yaml.safe_load`: users need errors that point at a line, duplicate keys must be errors (PyYAML
+silently keeps the last one), object-constructing tags must be refused, and alias expansion ("billion
+laughs") must be bounded. We compose the node graph with PyYAML's safe composer and build plain Python
+values ourselves, recording `path -> line` for every node.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError
+
+MAX_FILE_BYTES = 2_000_000
+MAX_NODES = 200_000
+
+PathT = tuple[str | int, ...]
+
+_SCALAR_TAGS = {
+    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
+}
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+def path_str(path: PathT) -> str:
+    """`('rules', 0, 'when')` -> `rules[0].when` — the form used in every message."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+@dataclass
+class Source:
+    """A loaded YAML document: its data and the line of every path in it."""
+
+    file: str
+    data: Any
+    lines: dict[PathT, int] = field(default_factory=dict)
+
+    def line_of(self, path: PathT) -> int | None:
+        """The line of `path`, or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while True:
+            if p in self.lines:
+                return self.lines[p]
+            if not p:
+                return None
+            p = p[:-1]
+
+    def error(self, path: PathT, message: str) -> InputError:
+        return InputError(message, file=self.file, line=self.line_of(path), path=path_str(path))
+
+
+class _Builder:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.lines: dict[PathT, int] = {}
+        self.count = 0
+        self.constructor = yaml.SafeLoader("")
+
+    def build(self, node: yaml.Node, path: PathT) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise InputError(f"document expands to more than {MAX_NODES:,} values (YAML alias bomb?)",
+                             file=self.file, line=node.start_mark.line + 1)
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != _MAP_TAG:
+                raise self._tag_error(node)
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise InputError("YAML merge keys (<<) are not supported; write the keys out",
+                                     file=self.file, line=key_node.start_mark.line + 1, path=path_str(path))
+                key = self.build(key_node, path + ("<key>",))
+                if not isinstance(key, (str, int, float, bool)) or key is None:
+                    raise InputError("mapping keys must be plain scalars", file=self.file,
+                                     line=key_node.start_mark.line + 1, path=path_str(path))
+                key = str(key)
+                if key in out:
+                    raise InputError(f"duplicate key '{key}' (an earlier value would be silently lost)",
+                                     file=self.file, line=key_node.start_mark.line + 1,
+                                     path=path_str(path + (key,)))
+                self.lines[path + (key,)] = key_node.start_mark.line + 1
+                out[key] = self.build(value_node, path + (key,))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != _SEQ_TAG:
+                raise self._tag_error(node)
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        if node.tag not in _SCALAR_TAGS:
+            raise self._tag_error(node)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError) as exc:
+            raise InputError(f"cannot read value {node.value!r}: {exc}", file=self.file,
+                             line=node.start_mark.line + 1, path=path_str(path)) from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"expected a finite number, got {node.value!r}", file=self.file,
+                             line=node.start_mark.line + 1, path=path_str(path))
+        return value
+
+    def _tag_error(self, node: yaml.Node) -> InputError:
+        return InputError(f"YAML tag {node.tag!r} is not allowed (only plain data: maps, lists, strings, "
+                          "numbers, booleans, dates)", file=self.file, line=node.start_mark.line + 1)
+
+
+def parse_text(text: str, file: str) -> Source:
+    """Parse YAML text into a `Source`; every failure is an `InputError` naming `file`."""
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        col = f", column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise InputError(f"YAML syntax error{col}: {problem}", file=file, line=line) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"YAML error: {exc}", file=file) from None
+    if node is None:
+        raise InputError("file is empty", file=file)
+    builder = _Builder(file)
+    data = builder.build(node, ())
+    return Source(file=file, data=data, lines=builder.lines)
+
+
+def load_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Source:
+    """Read and parse one YAML file, refusing huge, binary or non-UTF-8 files."""
+    p = Path(path)
+    shown = str(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file not found", file=shown) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=shown) from None
+    if p.is_dir():
+        raise InputError("is a directory, expected a YAML file", file=shown)
+    if size > max_bytes:
+        raise InputError(f"file is {size:,} bytes; refusing files over {max_bytes:,} bytes", file=shown)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
+    if "\x00" in text:
+        raise InputError("contains NUL bytes; expected a YAML text file", file=shown)
+    return parse_text(text, shown)
