@@ -17,6 +17,7 @@ from pydantic import Field
 
 from .catalog import CATALOG_DIR
 from .errors import InputError
+from .units import parse_quantity
 from .validate import Strict, validate
 from .yamlsrc import PathT, Source, load_file, path_str
 
@@ -88,6 +89,8 @@ class MoneyA(Strict):
     consumer_risk_pct: float = Field(ge=0)
     estimate_price_risk_pct: float = Field(ge=0)
     delay_cost_usd_per_day: float = Field(ge=0)
+    ops_min_days: float = Field(ge=0)
+    cloud_min_billed_hours: float = Field(ge=0)
 
 
 class NodeGrid(Strict):
@@ -162,7 +165,7 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
                     base: PathT) -> None:
     if path in leaves:
         old = leaves[path]
-        value = override
+        value = _coerce(old.value, override, src, base + path)
         if isinstance(old.value, dict) and isinstance(override, dict):
             unknown = set(override) - set(old.value)
             if unknown:
@@ -187,6 +190,18 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
         raise _err(src, base + path, "expected a mapping of assumptions to override here")
     for key, child in override.items():
         _apply_override(leaves, src, child, path + (key,), base)
+
+
+def _coerce(old: Any, new: Any, src: Source | None, path: PathT) -> Any:
+    """Let overrides use the problem file's units (`50k`) where the assumption is a number."""
+    if isinstance(old, (int, float)) and not isinstance(old, bool) and isinstance(new, str):
+        try:
+            return parse_quantity(new, "50k")
+        except ValueError as exc:
+            raise _err(src, path, str(exc)) from None
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {k: _coerce(old.get(k), v, src, path + (k,)) for k, v in new.items()}
+    return new
 
 
 def _err(src: Source | None, path: PathT, msg: str) -> InputError:

@@ -32,7 +32,7 @@ def recompute_lines(lp: LoadedProblem, cat: Catalog, a: Assumptions, plan: Plan,
     system = cat.systems[plan.system]
     accel = cat.accelerators[system.accelerator]
     porting = a.porting[accel.software][p.workload.framework]  # type: ignore[index]
-    lines = fixed_lines(mode=plan.mode, gpus=plan.gpus, wall_hours=wall_h, porting_weeks=porting.weeks, money=a.money)
+    lines = fixed_lines(mode=plan.mode, gpus=plan.gpus, nodes=plan.nodes, wall_hours=wall_h, porting_weeks=porting.weeks, money=a.money)
     slip = 0.0
     for pq in plan.quotes:
         q = cat.quotes[pq.id]

@@ -93,7 +93,7 @@ def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: 
     lines.add("energy", energy_per_hour * ideal_hours)
     lines.add("failure_rework", energy_per_hour * (wall_hours - ideal_hours))
     if consumer:
-        lines.add("consumer_risk", price * money.consumer_risk_pct / 100.0)
+        lines.add("consumer_risk", price * full * money.consumer_risk_pct / 100.0)
     if estimate:
         lines.add("estimate_price", price * full * (1 + extra_frac) * money.estimate_price_risk_pct / 100.0)
     return lines
@@ -103,7 +103,7 @@ def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: flo
                      commit_months: float, money: MoneyA, estimate: bool) -> Lines:
     """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the commitment."""
     lines = Lines()
-    floor = commit_months * HOURS_PER_MONTH
+    floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
     billed_ideal = max(ideal_hours, floor)
     billed_wall = max(wall_hours, floor)
     rate = usd_per_gpu_hour * per_node
@@ -127,14 +127,21 @@ def managed_node_lines(*, usd_per_month: float, ideal_hours: float, wall_hours: 
     return lines
 
 
-def fixed_lines(*, mode: str, gpus: int, wall_hours: float, porting_weeks: float, money: MoneyA) -> Lines:
-    """Per-plan lines that do not scale with a quote's price: porting and operations engineering."""
+def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_weeks: float,
+                money: MoneyA) -> Lines:
+    """Per-plan lines that do not scale with a quote's price: porting and operations engineering.
+
+    Operations = (base, for clusters of more than one node, + per-1000-GPU) engineers × months of the run,
+    at least `ops_min_days`: a run is set up and watched for a week however short it is, so splitting a
+    small job over a hundred nodes does not look cheaper than running it on one.
+    """
     lines = Lines()
     month_cost = money.engineer_usd_per_month
     lines.add("porting", porting_weeks * month_cost * 12.0 / 52.0)
     fte = money.ops_fte[mode]  # type: ignore[index]
-    engineers = fte.base + fte.per_1000_gpus * gpus / 1000.0
-    lines.add("operations", engineers * month_cost * wall_hours / HOURS_PER_MONTH)
+    engineers = (fte.base if nodes > 1 else 0.0) + fte.per_1000_gpus * gpus / 1000.0
+    hours = max(wall_hours, money.ops_min_days * 24.0)
+    lines.add("operations", engineers * month_cost * hours / HOURS_PER_MONTH)
     return lines
 
 

@@ -144,3 +144,67 @@ def exclusion_reasons(lp: LoadedProblem, aset: AssumptionSet, universe: Universe
         else:
             out[pair] = [describe(b, lp, g) for g in core]
     return out
+
+
+class PairOracle:
+    """Feasibility of the whole problem under a set of active groups, by decomposition over pairs.
+
+    A plan uses exactly one option, so the problem is feasible iff some accelerator/mode pair's sub-model is.
+    Each pair first gets the exact Python cover test (no solve), then a small CP-SAT feasibility solve.
+    """
+
+    def __init__(self, lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int) -> None:
+        self.lp, self.aset, self.universe, self.unit = lp, aset, universe, unit
+        self.items: dict[str, list[list[frozenset[str]]] | None] = {}
+        self.models: dict[str, Built] = {}
+        self.groups: dict[str, Any] = {}
+        for pair in universe.pairs():
+            sub = universe.subset(pair)
+            its: list[list[frozenset[str]]] | None = []
+            for o in sub.options:
+                for pt in o.points:
+                    if pt.workable:
+                        its.append(point_violations(pt, lp, aset.values, sub, unit))  # type: ignore[union-attr]
+            self.items[pair] = its
+
+    def model(self, pair: str) -> Built:
+        if pair not in self.models:
+            b = build(self.lp, self.aset.values, self.universe.subset(pair), guard="assume", unit=self.unit)
+            self.models[pair] = b
+            for g, grp in b.groups.items():
+                self.groups.setdefault(g, grp)
+        return self.models[pair]
+
+    def all_groups(self) -> list[str]:
+        for pair in self.items:
+            self.model(pair)
+        return sorted(self.groups, key=_rank)
+
+    def feasible(self, active: list[str]) -> bool:
+        act = set(active)
+        for pair, its in self.items.items():
+            if its is not None and its and all(any(it <= act for it in v) for v in its):
+                continue
+            b = self.model(pair)
+            if _status(b, [g for g in active if g in b.lits], []) != cp_model.INFEASIBLE:
+                return True
+        return False
+
+
+def explain_infeasible(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int) -> dict[str, Any]:
+    """A minimal conflict for the whole problem (deletion filter over the pair oracle, seeded by a cover)."""
+    oracle = PairOracle(lp, aset, universe, unit)
+    groups = oracle.all_groups()
+    if oracle.feasible(groups):
+        return {"conflict": [], "conflict_detail": [], "note": "feasible when re-checked (solver limit?)"}
+    cover = covering_reason(lp, aset, universe, unit)
+    core = cover if cover is not None and not oracle.feasible(cover) else groups
+    i = len(core) - 1
+    while i >= 0:
+        trial = core[:i] + core[i + 1:]
+        if not oracle.feasible(trial):
+            core = trial
+        i -= 1
+    detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else g,
+               "where": universe.where(lp, g)} for g in core]
+    return {"conflict": core, "conflict_detail": detail}

@@ -275,7 +275,7 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
         fixed = Lines()
         per_node: dict[str, Lines] = {}
         if t is not None:
-            fixed = fixed_lines(mode=opt.mode, gpus=gpus, wall_hours=t.wall_hours, porting_weeks=opt.porting.weeks,
+            fixed = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours, porting_weeks=opt.porting.weeks,
                                 money=a.money)
             for q in opt.quotes:
                 est = q.kind == "estimate"

@@ -17,7 +17,7 @@ from ortools.sat.python import cp_model
 from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog
 from .checker import check_plan
-from .explain import exclusion_reasons
+from .explain import exclusion_reasons, explain_infeasible
 from .model import Built, build, units
 from .options import Universe, build_universe, check_references, quote_ready_day
 from .errors import PlanCheckError
@@ -147,10 +147,14 @@ def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> R
     if settings.alternatives:
         alternatives, more = runners_up(lp, aset, cat, universe, b.unit, plan, best, status, settings)
         excluded.extend(more)
+    explanation = None
+    if status == "infeasible":
+        explanation = explain_infeasible(lp, aset, universe, b.unit)
     excluded.sort(key=lambda e: e.option)
     return Result(status=status, plan=plan, alternatives=alternatives, excluded=excluded, objective=best,
                   bound=bound, solve_seconds=time.perf_counter() - t0, warnings=warnings,
-                  problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=b.unit)
+                  problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=b.unit,
+                  explanation=explanation)
 
 
 def runners_up(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, universe: Universe, unit: int,

@@ -99,4 +99,4 @@ def si(n: float) -> str:
         if abs(n) >= div:
             v = n / div
             return f"{v:.3g}{suf}"
-    return f"{n:g}"
+    return f"{n:.3g}"

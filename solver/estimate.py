@@ -1,0 +1,99 @@
+"""`plan estimate`: the estimators as a calculator, without a problem file or a solve.
+
+It picks the system that carries the accelerator (the largest node that the GPU count fills, else the
+smallest), so per-node tensor parallelism and the network class match what would be bought or rented.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .assumptions import Assumptions
+from .catalog import Catalog, System
+from .compute import estimate_time, training_flops, utilisation
+from .errors import InputError
+from .memory import RECOMPUTE_ORDER, adapter_params, capacity_cards, memory_per_gpu, min_gpus, model_shape, states_bytes_total
+
+
+@dataclass
+class EstimateInput:
+    accelerator: str
+    gpus: int
+    params: float
+    tokens: float
+    seq_len: int = 4096
+    method: str = "pretrain"
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    recompute: str = "selective"
+    system: str | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    lora_rank: int | None = None
+
+
+def pick_system(cat: Catalog, accelerator: str, gpus: int, system: str | None = None) -> System:
+    if accelerator not in cat.accelerators:
+        import difflib
+        hint = difflib.get_close_matches(accelerator, sorted(cat.accelerators), n=1)
+        raise InputError(f"unknown accelerator '{accelerator}'" + (f"; did you mean '{hint[0]}'?" if hint else ""),
+                         path="--accelerator")
+    candidates = sorted((s for s in cat.systems.values() if s.accelerator == accelerator), key=lambda s: (s.per_node, s.id))
+    if system is not None:
+        if system not in cat.systems or cat.systems[system].accelerator != accelerator:
+            raise InputError(f"system '{system}' does not carry {accelerator} "
+                             f"(systems: {', '.join(s.id for s in candidates) or 'none'})", path="--system")
+        return cat.systems[system]
+    if not candidates:
+        raise InputError(f"no system in the catalog carries {accelerator}", path="--accelerator")
+    filled = [s for s in candidates if s.per_node <= gpus and gpus % s.per_node == 0]
+    return filled[-1] if filled else candidates[0]
+
+
+def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, Any]:
+    system = pick_system(cat, inp.accelerator, inp.gpus, inp.system)
+    accel = cat.accelerators[system.accelerator]
+    if inp.gpus < 1:
+        raise InputError("expected at least 1 GPU", path="--gpus")
+    nodes = math.ceil(inp.gpus / system.per_node)
+    shape = model_shape(inp.params, a.memory, inp.layers, inp.hidden)
+    levels = RECOMPUTE_ORDER if inp.recompute == "auto" else (inp.recompute,)
+    ests = [memory_per_gpu(params=inp.params, gpus=inp.gpus, per_node=system.per_node,
+                           available_gb=float(accel.memory_gb.value), method=inp.method, optimizer=inp.optimizer,
+                           seq_len=inp.seq_len, recompute=lv, shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
+            for lv in levels]
+    mem = next((e for e in ests if e.fits), ests[-1])
+    mg = min_gpus(params=inp.params, per_node=system.per_node, available_gb=float(accel.memory_gb.value),
+                  method=inp.method, optimizer=inp.optimizer, seq_len=inp.seq_len, recompute=inp.recompute,
+                  shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
+    util = utilisation(software=accel.software, accel_class=accel.cls, params=inp.params, seq_len=inp.seq_len,
+                       precision=inp.precision, has_fp8=accel.fp8_tflops.value is not None, method=inp.method,
+                       c=a.compute)
+    flops = training_flops(inp.params, inp.tokens, inp.method, mem.recompute, shape.layers, shape.hidden, inp.seq_len)
+    ckpt_params = (adapter_params(shape, inp.lora_rank or a.memory.lora_rank)
+                   if inp.method in ("lora", "qlora") else inp.params)
+    t = estimate_time(a=a, flops=flops, gpus=inp.gpus, nodes=nodes, per_node=system.per_node, network=system.network,
+                      peak_tflops=accel.peak_tflops(inp.precision), util=util.value, accel_class=accel.cls,
+                      checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt_params)
+    states_total = states_bytes_total(inp.params, inp.method, inp.optimizer, shape, a.memory, inp.lora_rank)
+    return {
+        "accelerator": accel.id, "system": system.id, "gpus": inp.gpus, "nodes": nodes,
+        "shape": {"layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads},
+        "memory_per_gpu_gb": {"required": round(mem.required_gb, 2), "available": float(accel.memory_gb.value),
+                              "states": round(mem.states_gb, 2), "activations": round(mem.activations_gb, 2),
+                              "overhead": round(mem.overhead_gb, 2)},
+        "recompute": mem.recompute, "tensor_parallel": mem.tensor_parallel, "fits": mem.fits, "min_gpus": mg,
+        "capacity_cards": {"weights_bf16": capacity_cards(2.0 * inp.params, float(accel.memory_gb.value)),
+                           "model_states": capacity_cards(states_total, float(accel.memory_gb.value))},
+        "flops": float(f"{flops:.6e}"), "mfu": round(util.value, 4),
+        "mfu_factors": {"base": util.base, "class": util.class_factor, "size": round(util.size, 4),
+                        "seq": round(util.seq, 4), "precision": util.precision, "method": util.method},
+        "scale_out_efficiency": round(t.efficiency, 4) if t else None,
+        "gpu_hours": round(t.wall_hours * inp.gpus, 0) if t else None,
+        "gpu_hours_ideal": round(t.ideal_hours * inp.gpus, 0) if t else None,
+        "days": round(t.days, 2) if t else None,
+        "expected_interruptions": round(t.interruptions, 1) if t else None,
+        "workable": t is not None,
+    }
