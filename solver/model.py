@@ -68,10 +68,9 @@ class Built:
 
 
 def money_unit(lp: LoadedProblem, universe: Universe) -> int:
-    """$1k for problems at the $1M scale and above (budget, else the cheapest point); $1 below."""
-    budget = lp.problem.budget.max_usd
-    if budget is not None:
-        return 1000 if budget >= 1e6 else 1
+    """$1k when the problem's scale (its cheapest conceivable point) is $1M or more; $1 below, where $1k
+    would erase the answer. The budget does not decide the unit: a $500k budget on a $10M problem is still
+    a $1k-resolution problem."""
     cheapest = min((pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
                     for o in universe.options for pt in o.points if pt.per_node), default=1e9)
     return 1000 if cheapest >= 1e6 else 1
@@ -291,8 +290,8 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
         forbid_options("site.cooling", ("site", "cooling"), f"site cools {', '.join(site.cooling)}", bad)
         lit_p = group("site.it_power_kw", "limit", ("site", "it_power_kw"), f"IT power {site.it_power_kw:g} kW",
                       "kW", site.it_power_kw)
-        m.add(sum(math.ceil(points[i].power_kw * 10 - 1e-9) * z[i] for o in buy for i in by_option[o.id])
-              <= int(math.floor(site.it_power_kw * 10 + 1e-9))).only_enforce_if(lit_p)
+        m.add(sum(math.ceil(points[i].power_kw * 1000 - 1e-6) * z[i] for o in buy for i in by_option[o.id])
+              <= int(math.floor(site.it_power_kw * 1000 + 1e-6))).only_enforce_if(lit_p)
         lit_rp = group("site.rack_power_kw", "limit", ("site", "rack_power_kw"),
                        f"{site.rack_power_kw:g} kW per rack", "kW", site.rack_power_kw)
         too_hot = [o for o in buy if float(o.system.node_kw.value) > site.rack_power_kw]
@@ -364,19 +363,21 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 cash_expr = cash_expr + r
             if then.add_pct:
                 terms = []
+                hi = 0
                 for i in match:
                     pt = points[i]
                     if len(pt.option.quotes) == 1:
                         q = pt.option.quotes[0]
-                        base = pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost
-                        terms.append(units(base * then.add_pct / 100.0, unit) * z[i])
+                        k = units((pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost) * then.add_pct / 100.0, unit)
+                        terms.append(k * z[i])
+                        hi = max(hi, abs(k))
                     else:
-                        terms.append(units(pt.fixed.total_cost * then.add_pct / 100.0, unit) * z[i])
-                        for q in pt.option.quotes:
-                            terms.append(units(pt.per_node[q.id].total_cost * then.add_pct / 100.0, unit)
-                                         * y[(q.id, i)])
+                        k0 = units(pt.fixed.total_cost * then.add_pct / 100.0, unit)
+                        terms.append(k0 * z[i])
+                        ks = [units(pt.per_node[q.id].total_cost * then.add_pct / 100.0, unit) for q in pt.option.quotes]
+                        terms += [k * y[(q.id, i)] for k, q in zip(ks, pt.option.quotes)]
+                        hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
                 if terms:
-                    hi = 10 ** 15
                     r = m.new_int_var(-hi, hi, f"add_pct[{gid}]")
                     m.add(r >= sum(terms)).only_enforce_if(lit)
                     if guard == "assume":

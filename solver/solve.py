@@ -18,7 +18,7 @@ from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog
 from .checker import check_plan
 from .explain import exclusion_reasons, explain_infeasible
-from .model import Built, build, units
+from .model import Built, build, money_unit, units
 from .options import Universe, build_universe, check_references, quote_ready_day
 from .errors import PlanCheckError
 from .plan import Alternative, ExcludedOption, Plan, Result, make_plan
@@ -32,6 +32,7 @@ class SolveSettings:
     allow_expired: bool = False
     alternatives: bool = True
     extra_quotes: tuple[str, ...] = ()
+    cross_check: bool = False
 
 
 def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_model.CpSolver:
@@ -41,6 +42,8 @@ def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_mod
     p.random_seed = 0
     p.max_deterministic_time = limit if limit is not None else settings.time_limit
     p.presolve_inclusion_work_limit = 0
+    p.cp_model_probing_level = 0
+    p.symmetry_level = 0
     return s
 
 
@@ -124,75 +127,86 @@ def prepare(lp: LoadedProblem, settings: SolveSettings) -> tuple[Catalog, Assump
 
 
 def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
-    """The `plan solve` pipeline (see module docstring)."""
+    """The `plan solve` pipeline.
+
+    A plan uses exactly one option, so the model decomposes exactly by accelerator/mode pair: each pair's
+    sub-model (same groups, only that pair's options) is solved to proven optimality, the best pair is the plan
+    and the others are the runners-up. This is far faster than one model over every option (the one-hot over
+    thousands of points has a weak relaxation) and gives the candidate table for free. With
+    `settings.cross_check` the full model is solved too and must agree (used by the tests).
+    """
     settings = settings or SolveSettings()
     t0 = time.perf_counter()
     cat, aset, universe = prepare(lp, settings)
-    b = build(lp, aset.values, universe)
-    warnings = [f"EXPIRED QUOTE not used: {q.id} (valid until {q.valid_until}; use --allow-expired)"
-                for q in universe.expired]
+    unit = money_unit(lp, universe)
+    warnings: list[str] = []
     if lp.as_of_defaulted:
-        warnings.insert(0, f"as_of not set: planning as of today, {lp.as_of}")
-    status, plan, best, bound = optimise(b, lp, aset, settings)
-    alternatives: list[Alternative] = []
+        warnings.append(f"as_of not set: planning as of today, {lp.as_of}")
+    if universe.expired:
+        warnings.append(f"{len(universe.expired)} expired quote(s) not used (use --allow-expired): " + ", ".join(
+            f"{q.id} (valid until {q.valid_until})" for q in universe.expired))
     excluded: list[ExcludedOption] = [ExcludedOption(e.option, e.reasons) for e in universe.static_excluded]
     for o in universe.options:
         if not any(pt.workable for pt in o.points):
             excluded.append(ExcludedOption(o.id, [
                 f"unworkable: at every node count failures and restarts would take over "
-                f"{aset.values.reliability.max_lost_fraction:.0%} of the time, or throughput is nil"]))
-    if plan is not None:
+                f"{aset.values.reliability.max_lost_fraction:.0%} of the time"]))
+
+    solved: list[tuple[int, str, Plan]] = []
+    infeasible: list[str] = []
+    unproven: list[tuple[str, int | None]] = []
+    for pair in universe.pairs():
+        bp = build(lp, aset.values, universe.subset(pair), unit=unit)
+        st, plan, obj, bound = optimise(bp, lp, aset, settings)
+        if plan is None:
+            if st == "infeasible":
+                infeasible.append(pair)
+            else:
+                unproven.append((pair, None))
+            continue
         check_plan(lp, cat, aset.values, universe, plan)
-        warnings.extend(plan.warnings)
-    if settings.alternatives:
-        alternatives, more = runners_up(lp, aset, cat, universe, b.unit, plan, best, status, settings)
-        excluded.extend(more)
-    explanation = None
-    if status == "infeasible":
-        explanation = explain_infeasible(lp, aset, universe, b.unit)
+        assert obj is not None
+        solved.append((obj, pair, plan))
+        if st != "optimal":
+            unproven.append((pair, bound))
+    solved.sort(key=lambda t: (t[0], t[1]))
+    best_plan = solved[0][2] if solved else None
+    best = solved[0][0] if solved else None
+    if solved:
+        status = "optimal" if not unproven else "feasible"
+    else:
+        status = "infeasible" if not unproven else "unknown"
+    bound = best
+    if unproven:
+        bounds = [b for _, b in unproven if b is not None]
+        bound = min([best] + bounds) if best is not None and len(bounds) == len(unproven) else None
+        warnings.append("time limit reached before optimality was proven for: " + ", ".join(p for p, _ in unproven))
+    if settings.cross_check:
+        _cross_check(lp, aset, universe, unit, settings, status, best)
+    alternatives = [Alternative(plan, plan.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
+                    for _, _, plan in solved[1:]]
+    alternatives.sort(key=lambda al: (al.plan.total_cost, al.plan.finish, al.plan.option))
+    if best_plan is not None:
+        warnings.extend(best_plan.warnings)
+    if infeasible and settings.alternatives:
+        reasons = exclusion_reasons(lp, aset, universe, unit, infeasible, settings)
+        excluded += [ExcludedOption(pair, reasons.get(pair, ["no feasible plan"])) for pair in infeasible]
+    explanation = explain_infeasible(lp, aset, universe, unit) if status == "infeasible" else None
     excluded.sort(key=lambda e: e.option)
-    return Result(status=status, plan=plan, alternatives=alternatives, excluded=excluded, objective=best,
+    return Result(status=status, plan=best_plan, alternatives=alternatives, excluded=excluded, objective=best,
                   bound=bound, solve_seconds=time.perf_counter() - t0, warnings=warnings,
-                  problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=b.unit,
+                  problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=unit,
                   explanation=explanation)
 
 
-def runners_up(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, universe: Universe, unit: int,
-               plan: Plan | None, best: int | None, status: str,
-               settings: SolveSettings) -> tuple[list[Alternative], list[ExcludedOption]]:
-    """Best plan for every other accelerator/mode pair, and a minimal reason for each pair with none.
-
-    Each pair is solved on its own sub-model (same constraints, only that pair's options). The minimum over
-    pairs must equal the global optimum: a cheap, independent cross-check of the main solve.
-    """
-    alternatives: list[Alternative] = []
-    infeasible: list[str] = []
-    pair_best: list[int] = []
-    chosen = f"{plan.accelerator}/{plan.mode}" if plan else None
-    for pair in universe.pairs():
-        bp = build(lp, aset.values, universe.subset(pair), unit=unit)
-        st, alt, obj, _ = optimise(bp, lp, aset, settings, tie_break=pair == chosen)
-        if alt is None:
-            if st == "infeasible":
-                infeasible.append(pair)
-            continue
-        if obj is not None and st == "optimal":
-            pair_best.append(obj)
-        check_plan(lp, cat, aset.values, universe, alt)
-        if pair == chosen:
-            continue
-        alternatives.append(Alternative(alt, alt.total_cost - plan.total_cost if plan else 0.0))
-    if status == "optimal" and best is not None and pair_best and min(pair_best) != best:
-        raise PlanCheckError(f"CP-SAT cross-check failed: global optimum {best} but best per-pair optimum "
-                             f"{min(pair_best)} (cf. google/or-tools#5293)")
-    if plan is None and status == "infeasible" and pair_best:
-        raise PlanCheckError("CP-SAT cross-check failed: global model infeasible but a pair has a plan")
-    alternatives.sort(key=lambda al: (al.plan.total_cost, al.plan.finish, al.plan.option))
-    excluded: list[ExcludedOption] = []
-    if infeasible:
-        reasons = exclusion_reasons(lp, aset, universe, unit, infeasible, settings)
-        excluded = [ExcludedOption(pair, reasons.get(pair, ["no feasible plan"])) for pair in infeasible]
-    return alternatives, excluded
+def _cross_check(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, settings: SolveSettings,
+                 status: str, best: int | None) -> None:
+    """Solve the undecomposed model and require the same optimum (guards decomposition and CP-SAT alike)."""
+    b = build(lp, aset.values, universe, unit=unit)
+    st, _plan, obj, _ = optimise(b, lp, aset, settings, tie_break=False)
+    if st in ("optimal", "infeasible") and status in ("optimal", "infeasible") and (st, obj) != (status, best):
+        raise PlanCheckError(f"cross-check failed: full model {st} {obj}, per-pair {status} {best} "
+                             "(cf. google/or-tools#5293)")
 
 
 def load_and_solve(file: str, sets: list[str] | None = None, settings: SolveSettings | None = None) -> Result:

@@ -1,0 +1,185 @@
+"""Property tests: the CP-SAT optimum equals exhaustive enumeration, every plan passes the independent checker,
+and tightening a limit (or excluding the chosen accelerator) never lowers the optimal cost.
+
+Problems are random but small: a reduced node grid (≤ 12 nodes) so the brute force can enumerate every split of
+nodes over every quote, plus a random extra quote file so options have several quotes with different prices,
+capacities and lead times.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.brute import brute_force
+from solver.checker import check_plan
+from solver.model import build
+from solver.problem import load_problem
+from solver.solve import SolveSettings, optimise, prepare
+
+GRID = ["risk.node_grid.fine_until=8", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=2"]
+ACCELS = ["rtx-4090", "rtx-5090", "rtx-pro-6000", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "mi300x",
+          "mi355x", "tpu7x", "gaudi3", "cerebras-cs3"]
+SYSTEMS = ["dgx-b200", "dgx-h100", "hgx-h200", "rtx5090-1x", "rtx4090-4x", "mi355x-8x", "gb200-nvl72", "tpu7x-4"]
+
+
+@st.composite
+def problems(draw: Any) -> dict[str, Any]:
+    method = draw(st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "continued_pretrain"]))
+    params = draw(st.sampled_from([1e9, 7e9, 13e9, 70e9, 200e9]))
+    tokens = draw(st.sampled_from([1e8, 1e9, 2e10, 3e11]))
+    start_off = draw(st.integers(0, 60))
+    span = draw(st.integers(20, 500))
+    p: dict[str, Any] = {
+        "name": "random", "as_of": "2026-12-01",
+        "workload": {"method": method, "params": params, "tokens": tokens,
+                     "seq_len": draw(st.sampled_from([2048, 4096, 8192])),
+                     "precision": draw(st.sampled_from(["bf16", "fp8"])),
+                     "optimizer": draw(st.sampled_from(["adamw", "adamw_8bit"])),
+                     "recompute": draw(st.sampled_from(["selective", "full", "auto"])),
+                     "framework": draw(st.sampled_from(["pytorch", "jax"]))},
+        "schedule": {"earliest_start": (date(2027, 1, 1) + timedelta(days=start_off)).isoformat(),
+                     "deadline": (date(2027, 1, 1) + timedelta(days=start_off + span)).isoformat()},
+        "policy": {"modes": draw(st.lists(st.sampled_from(["buy", "cloud", "managed"]), min_size=1, max_size=3,
+                                          unique=True)),
+                   "require_ecc": draw(st.booleans()),
+                   "accelerators": {"include": draw(st.lists(st.sampled_from(ACCELS), min_size=1, max_size=4,
+                                                              unique=True))},
+                   "accounting": draw(st.sampled_from(["depreciation", "full_capex"]))},
+        "objective": draw(st.sampled_from(["cost", "time", {"cost": 1, "delay_cost_usd_per_day": 20000}])),
+    }
+    if draw(st.booleans()):
+        p["site"] = {"it_power_kw": draw(st.sampled_from([5, 50, 200, 2000])),
+                     "cooling": draw(st.sampled_from([["air"], ["air", "liquid"]])),
+                     "racks": draw(st.integers(1, 20)), "rack_power_kw": draw(st.sampled_from([15, 40, 140])),
+                     "electricity_usd_per_kwh": 0.1, "pue": 1.3}
+    if draw(st.booleans()):
+        p["budget"] = {"max_usd": draw(st.sampled_from([5e3, 1e5, 2e6, 5e7, 1e9])),
+                       "applies_to": draw(st.sampled_from(["cash", "cost"]))}
+    rules = []
+    if draw(st.booleans()):
+        rules.append({"name": "no-consumer-at-scale", "when": {"class": "consumer", "gpus": {"gt": 4}},
+                      "then": "forbid"})
+    if draw(st.booleans()):
+        rules.append({"name": "amd-validation", "when": {"vendor": "amd"},
+                      "then": {"delay_days": 30, "add_usd": 200000}})
+    if draw(st.booleans()):
+        rules.append({"name": "prefer-owned", "when": {"mode": "cloud"}, "then": {"add_pct": 10}})
+    if draw(st.booleans()):
+        rules.append({"name": "cap-big-plans", "when": {"cost": {"gt": 3e6}}, "then": "forbid"})
+    if draw(st.booleans()):
+        rules.append({"name": "need-nodes", "when": {"nodes": {"ge": 2}}, "then": "require"})
+    p["rules"] = rules
+    return p
+
+
+@st.composite
+def extra_quotes(draw: Any) -> list[dict[str, Any]]:
+    out = []
+    for i in range(draw(st.integers(0, 3))):
+        mode = draw(st.sampled_from(["buy", "cloud"]))
+        q: dict[str, Any] = {"id": f"rnd-{i}", "system": draw(st.sampled_from(SYSTEMS)), "mode": mode,
+                             "vendor": "random", "min_nodes": (lo := draw(st.integers(1, 3))),
+                             "max_nodes": lo + draw(st.integers(0, 6)), "lead_time_days": draw(st.integers(0, 120)),
+                             "quoted_on": "2026-11-01", "valid_until": "2027-12-31",
+                             "kind": draw(st.sampled_from(["list", "estimate"])), "source": "hypothesis"}
+        if draw(st.booleans()):
+            q["lead_time_p90_days"] = q["lead_time_days"] + draw(st.integers(0, 90))
+        if mode == "buy":
+            q["price_usd"] = draw(st.sampled_from([3000, 50000, 300000, 3000000]))
+        else:
+            q["usd_per_gpu_hour"] = draw(st.sampled_from([0.5, 2.0, 6.0]))
+            q["commit_months"] = draw(st.sampled_from([0, 1]))
+        out.append(q)
+    return out
+
+
+def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path, sets: list[str] | None = None):
+    if quotes:
+        (tmp / "q.yaml").write_text(yaml.safe_dump({"quotes": quotes}))
+        problem = {**problem, "catalogs": ["q.yaml"]}
+    f = tmp / "p.yaml"
+    f.write_text(yaml.safe_dump(problem, sort_keys=False))
+    return load_problem(f, GRID + (sets or []))
+
+
+def _solve(lp):
+    s = SolveSettings()
+    cat, aset, u = prepare(lp, s)
+    b = build(lp, aset.values, u)
+    status, plan, best, _ = optimise(b, lp, aset, s)
+    return cat, aset, u, b, status, plan, best
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes())
+def test_cpsat_optimum_equals_brute_force(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        lp = _load(problem, quotes, Path(d))
+        cat, aset, u, b, status, plan, best = _solve(lp)
+        brute = brute_force(lp, aset.values, u, b.unit)
+        if brute is None:
+            assert status == "infeasible", f"CP-SAT found {plan and plan.option} where enumeration found nothing"
+            return
+        assert status == "optimal", f"enumeration found {brute} but CP-SAT says {status}"
+        assert best == brute.objective, (plan.option, plan.nodes, brute)
+        assert plan is not None
+        check_plan(lp, cat, aset.values, u, plan)
+
+
+def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]], sets: list[str] | None = None) -> tuple[str, float | None, Any]:
+    with tempfile.TemporaryDirectory() as d:
+        lp = _load(problem, quotes, Path(d), sets)
+        *_, status, plan, best = _solve(lp)
+        return status, (plan.model_cost_units if plan else None), plan
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.sampled_from(["budget", "deadline", "power", "exclude"]))
+def test_tightening_never_lowers_cost(problem: dict[str, Any], quotes: list[dict[str, Any]], what: str) -> None:
+    problem = {**problem, "objective": "cost"}
+    status, cost, plan = _cost(problem, quotes)
+    if plan is None:
+        return
+    if what == "budget":
+        sets = [f"budget.max_usd={max(1.0, plan.total_cash * 0.8):.0f}"]
+    elif what == "deadline":
+        sets = [f"schedule.deadline={plan.finish.replace(day=1).isoformat()}"] \
+            if plan.finish.replace(day=1) > (plan.start) else []
+    elif what == "power":
+        if "site" not in problem:
+            return
+        sets = [f"site.it_power_kw={max(1.0, problem['site']['it_power_kw'] * 0.5)}"]
+    else:
+        sets = [f"policy.accelerators.exclude=[{plan.accelerator}]"]
+    if not sets:
+        return
+    try:
+        status2, cost2, _ = _cost(problem, quotes, sets)
+    except Exception as exc:  # a tightened deadline can fall before earliest_start: that is bad input, not a bug
+        assert "deadline" in str(exc)
+        return
+    if cost2 is not None:
+        assert cost2 >= cost, f"tightening {what} lowered the optimum from {cost} to {cost2}"
+
+
+def test_money_unit_rounding_is_conservative_against_budget(tmp_path: Path) -> None:
+    """A budget exactly at the plan's exact cash passes; $1k-rounding never accepts an over-budget plan."""
+    base = yaml.safe_load(Path("constraints/finetune-70b.yaml").read_text())
+    f = tmp_path / "p.yaml"
+    f.write_text(yaml.safe_dump(base))
+    lp = load_problem(f)
+    *_, status, plan, _ = _solve(lp)
+    assert plan is not None
+    # Budget one dollar below the exact cash of the chosen plan: that plan must no longer be chosen.
+    lp2 = load_problem(f, [f"budget.max_usd={math.floor(plan.total_cash) - 1}"])
+    *_, status2, plan2, _ = _solve(lp2)
+    if plan2 is not None:
+        assert plan2.total_cash <= math.floor(plan.total_cash) - 1
