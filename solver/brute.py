@@ -70,7 +70,7 @@ def _option_allowed(o: Option, lp: LoadedProblem) -> bool:
 
 
 def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, u: Universe,
-           unit: int) -> Candidate | None:
+           unit: int, cost_hi: int | None) -> Candidate | None:
     p = lp.problem
     o = pt.option
     quotes = {q.id: q for q in o.quotes}
@@ -137,7 +137,8 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
     obj = p.objective
     k = 2 * u.horizon + 1
     if obj == "time":
-        objective = finish * 10 ** 12 + cost
+        # The objective *value* depends on the model's cost bound; compare (finish, cost) when it is not given.
+        objective = finish * ((cost_hi or 10 ** 12) + 1) + cost
     elif isinstance(obj, CostObjective):
         objective = (cost + units(obj.delay_cost_usd_per_day, unit) * finish) * k + finish
     else:
@@ -159,7 +160,7 @@ def _cost_test(cmp, cost_units: int, unit: int) -> bool:
     return True
 
 
-def brute_force(lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *,
+def brute_force(lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *, cost_hi: int | None = None,
                 allocation_limit: int = 200_000) -> Candidate | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
     best: Candidate | None = None
@@ -176,7 +177,7 @@ def brute_force(lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *,
                         or pt.racks_with_power > site.racks or pt.racks_physical > site.racks:
                     continue
             for alloc in _splits(pt.n, o.quotes, allocation_limit):
-                c = _score(pt, alloc, lp, a, u, unit)
+                c = _score(pt, alloc, lp, a, u, unit, cost_hi)
                 if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
                     best = c
     return best

@@ -63,6 +63,7 @@ class Built:
     cost: Any
     cash: Any
     rank: Any
+    cost_hi: int = 0
     option_index: dict[str, int] = field(default_factory=dict)
     pair_lits: dict[str, Any] = field(default_factory=dict)
 
@@ -397,6 +398,12 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
 
     built = Built(m, universe, points, unit, groups, lits, z, sel, x, u, y, start, finish, cost_expr, cash_expr,
                   sum(i * z[i] for i in range(len(points))))
+    # An upper bound on the cost in units, for lexicographic objectives with small coefficients.
+    point_hi = max((units(pt.fixed.total_cost, unit) + pt.n * max(units(l.total_cost, unit) for l in pt.per_node.values())
+                    + 1 for pt in points), default=0)
+    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
+    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
+    built.cost_hi = int(point_hi * (1 + pct / 100.0) + 2) + adds + int(slip.proto.domain[-1])
     built.option_index = {o.id: k for k, o in enumerate(options)}
 
     # --- budget (after rules, which may add cash) -------------------------------------------------------

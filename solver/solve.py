@@ -8,6 +8,7 @@ always on, and every plan goes through the independent checker.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,7 @@ def primary_objective(b: Built, lp: LoadedProblem) -> Any:
     obj = lp.problem.objective
     k_finish = 2 * b.universe.horizon + 1
     if obj == "time":
-        return b.finish * (10 ** 12) + b.cost
+        return b.finish * (b.cost_hi + 1) + b.cost
     if isinstance(obj, CostObjective):
         per_day = units(obj.delay_cost_usd_per_day, b.unit)
         return (b.cost + per_day * b.finish) * k_finish + b.finish
@@ -93,7 +94,7 @@ def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSe
             raise RuntimeError("internal error: CP-SAT model invalid: " + m.validate())
         return name, None, None, None
     proven = status == cp_model.OPTIMAL
-    best, bound = int(solver.objective_value), int(solver.best_objective_bound)
+    best, bound = int(solver.value(obj)), int(math.ceil(solver.best_objective_bound - 1e-6))
     if tie_break and proven:
         tie = m.new_bool_var("tie_break_phase")
         m.add(obj == best).only_enforce_if(tie)

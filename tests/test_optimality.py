@@ -9,6 +9,7 @@ capacities and lead times.
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from solver.model import build
 from solver.problem import load_problem
 from solver.solve import SolveSettings, optimise, prepare
 
+EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "30"))  # raise for a long soak run
 GRID = ["risk.node_grid.fine_until=8", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=2"]
 ACCELS = ["rtx-4090", "rtx-5090", "rtx-pro-6000", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "mi300x",
           "mi355x", "tpu7x", "gaudi3", "cerebras-cs3"]
@@ -118,13 +120,13 @@ def _solve(lp):
     return cat, aset, u, b, status, plan, best
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), extra_quotes())
 def test_cpsat_optimum_equals_brute_force(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as d:
         lp = _load(problem, quotes, Path(d))
         cat, aset, u, b, status, plan, best = _solve(lp)
-        brute = brute_force(lp, aset.values, u, b.unit)
+        brute = brute_force(lp, aset.values, u, b.unit, cost_hi=b.cost_hi)
         if brute is None:
             assert status == "infeasible", f"CP-SAT found {plan and plan.option} where enumeration found nothing"
             return
@@ -141,7 +143,7 @@ def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]], sets: list[str]
         return status, (plan.model_cost_units if plan else None), plan
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), extra_quotes(), st.sampled_from(["budget", "deadline", "power", "exclude"]))
 def test_tightening_never_lowers_cost(problem: dict[str, Any], quotes: list[dict[str, Any]], what: str) -> None:
     problem = {**problem, "objective": "cost"}
