@@ -68,7 +68,6 @@ class ComputeA(Strict):
     seq_reference: float = Field(gt=0)
     seq_penalty_per_doubling: float = Field(ge=0, lt=1)
     seq_floor: float = Field(gt=0, le=1)
-    fp8_consumer_supported: bool
 
 
 class ReliabilityA(Strict):

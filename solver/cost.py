@@ -68,10 +68,10 @@ class Lines:
 
 
 def depreciation_fraction(holding_hours: float, money: MoneyA) -> float:
-    """Share of capex charged for holding hardware `holding_hours` (straight line to residual, capped at 1)."""
+    """Share of capex charged for holding hardware `holding_hours`: straight line down to the residual value,
+    which the owner keeps (so at most 1 − residual is ever charged)."""
     life_hours = money.depreciation_years * 365.0 * 24.0
-    return min(1.0, holding_hours / life_hours) * (1.0 - money.residual_fraction) + (
-        money.residual_fraction if holding_hours >= life_hours else 0.0)
+    return min(1.0, holding_hours / life_hours) * (1.0 - money.residual_fraction)
 
 
 def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,

@@ -82,6 +82,31 @@ def units(dollars: float, unit: int) -> int:
     return int(math.ceil(dollars / unit - 1e-9))
 
 
+def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[list[frozenset[str]], int, list[Any]]:
+    """The node-count-independent part of `point_violations`, computed once per option."""
+    p = lp.problem
+    pol = p.policy
+    out: list[frozenset[str]] = []
+    if o.mode not in pol.modes:
+        out.append(frozenset({"policy.modes"}))
+    if pol.require_ecc and not o.accel.ecc.value:
+        out.append(frozenset({"policy.require_ecc"}))
+    inc = {s.lower() for s in pol.accelerators.include}
+    if (inc and o.accel.id not in inc) or o.accel.id in {s.lower() for s in pol.accelerators.exclude}:
+        out.append(frozenset({"policy.accelerators"}))
+    vinc = {s.lower() for s in pol.vendors.include}
+    if (vinc and o.accel.vendor not in vinc) or o.accel.vendor in {s.lower() for s in pol.vendors.exclude}:
+        out.append(frozenset({"policy.vendors"}))
+    if not pol.allow_estimates and all(q.kind == "estimate" for q in o.quotes):
+        out.append(frozenset({"policy.allow_estimates"}))
+    if o.mode == "buy" and p.site is not None and o.system.cooling not in p.site.cooling:
+        out.append(frozenset({"site.cooling"}))
+    first = max(o.ready_day, min(quote_ready_day(q, o, a) for q in o.quotes))
+    forbids = [r for r in p.rules if r.then == "forbid" and r.when.cost is None and r.when.quote is None
+               and matches_attrs(r.when, o.attrs)]
+    return out, first, forbids
+
+
 def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe,
                      unit: int) -> list[frozenset[str]]:
     """Point-local reasons a point can never be chosen: each item is a set of groups that, all enforced,
@@ -89,58 +114,45 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
 
     Only exact checks live here: a point listed as violating `site.it_power_kw` draws more than the limit,
     one violating `schedule.deadline` cannot finish in time even starting the day its hardware is ready.
+    Results are cached per point (the problem and universe are fixed for a point's lifetime).
     """
-    p = lp.problem
+    if pt.violations is not None:
+        return pt.violations
     o = pt.option
-    pol = p.policy
-    out: list[frozenset[str]] = []
-
-    def add(*gids: str) -> None:
-        out.append(frozenset(gids))
-
+    if o.static_violations is None:
+        o.static_violations = _option_violations(o, lp, a)
+    static, first, forbids = o.static_violations
+    p = lp.problem
+    out = list(static)
     if not pt.fits:
-        add("workload.memory")
-    if o.mode not in pol.modes:
-        add("policy.modes")
-    if pol.require_ecc and not o.accel.ecc.value:
-        add("policy.require_ecc")
-    inc = {s.lower() for s in pol.accelerators.include}
-    if (inc and o.accel.id not in inc) or o.accel.id in {s.lower() for s in pol.accelerators.exclude}:
-        add("policy.accelerators")
-    vinc = {s.lower() for s in pol.vendors.include}
-    if (vinc and o.accel.vendor not in vinc) or o.accel.vendor in {s.lower() for s in pol.vendors.exclude}:
-        add("policy.vendors")
-    if not pol.allow_estimates and all(q.kind == "estimate" for q in o.quotes):
-        add("policy.allow_estimates")
+        out.append(frozenset({"workload.memory"}))
     if pt.n > sum(q.max_nodes for q in o.quotes):
-        add(*(f"quotes.{q.id}.max_nodes" for q in o.quotes))
+        out.append(frozenset(f"quotes.{q.id}.max_nodes" for q in o.quotes))
     if universe.deadline_day is not None:
-        first = max(o.ready_day, min(quote_ready_day(q, o, a) for q in o.quotes))
         if first + pt.days > universe.deadline_day:
-            add("schedule.deadline")
+            out.append(frozenset({"schedule.deadline"}))
         elif p.schedule.earliest_start is not None and max(first, universe.earliest_day) + pt.days > universe.deadline_day:
-            add("schedule.deadline", "schedule.earliest_start")
+            out.append(frozenset({"schedule.deadline", "schedule.earliest_start"}))
     site = p.site
     if o.mode == "buy" and site is not None:
-        if o.system.cooling not in site.cooling:
-            add("site.cooling")
         if pt.racks_with_power is None:
-            add("site.rack_power_kw")
+            out.append(frozenset({"site.rack_power_kw"}))
         elif pt.racks_with_power > site.racks:
-            add("site.racks", "site.rack_power_kw") if pt.racks_physical <= site.racks else add("site.racks")
+            out.append(frozenset({"site.racks", "site.rack_power_kw"}) if pt.racks_physical <= site.racks
+                       else frozenset({"site.racks"}))
         if pt.power_kw > site.it_power_kw + 1e-9:
-            add("site.it_power_kw")
+            out.append(frozenset({"site.it_power_kw"}))
     if p.budget.max_usd is not None and not any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0
                                                 for r in p.rules):
         cash = p.budget.applies_to == "cash"
         fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
         per = min((l.total_cash if cash else l.total_cost) for l in pt.per_node.values())
         if fixed + pt.n * per > p.budget.max_usd:
-            add("budget.max_usd")
-    for rule in p.rules:
-        if rule.then == "forbid" and rule.when.cost is None and rule.when.quote is None and \
-                matches_attrs(rule.when, o.attrs) and matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
-            add(f"rules.{rule.name}")
+            out.append(frozenset({"budget.max_usd"}))
+    for rule in forbids:
+        if matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
+            out.append(frozenset({f"rules.{rule.name}"}))
+    pt.violations = out
     return out
 
 

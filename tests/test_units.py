@@ -144,13 +144,9 @@ def test_usd(amount, expected):
 
 
 @pytest.mark.parametrize("amount, expected", [
-    pytest.param(999_999, "$1.00M", marks=pytest.mark.xfail(
-        strict=True, reason="BUG units.py:340-341: 999,999 is below 1e6 so it takes the k branch and "
-                            "rounds 999.999 to '$1000k' instead of moving up to '$1.00M'")),
-    pytest.param(999_999_999, "$1.00B", marks=pytest.mark.xfail(
-        strict=True, reason="BUG units.py:338-339: 999,999,999 renders as '$1000.00M' instead of '$1.00B'")),
-    pytest.param(999.7, "$1.0k", marks=pytest.mark.xfail(
-        strict=True, reason="BUG units.py:344: 999.7 renders as '$1,000' instead of the k form '$1.0k'")),
+    (999_999, "$1.00M"),
+    (999_999_999, "$1.00B"),
+    (999.7, "$1.0k"),
 ])
 def test_usd_rounding_at_unit_boundaries(amount, expected):
     # A compact amount should never show 1000 of a unit: it should roll over to the next unit.
