@@ -191,13 +191,20 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
         _apply_override(leaves, src, child, path + (key,), base)
 
 
+MAX_OVERRIDE = 1e12
+
+
 def _coerce(old: Any, new: Any, src: Source | None, path: PathT) -> Any:
     """Let overrides use the problem file's units (`50k`) where the assumption is a number."""
-    if isinstance(old, (int, float)) and not isinstance(old, bool) and isinstance(new, str):
+    if isinstance(old, (int, float)) and not isinstance(old, bool) and isinstance(new, (str, int, float)) \
+            and not isinstance(new, bool):
         try:
-            return parse_quantity(new, "50k")
+            value = parse_quantity(new, "50k")
         except ValueError as exc:
             raise _err(src, path, str(exc)) from None
+        if abs(value) > MAX_OVERRIDE:
+            raise _err(src, path, f"{value:g} is absurdly large for an assumption (limit {MAX_OVERRIDE:.0e})")
+        return value
     if isinstance(old, dict) and isinstance(new, dict):
         return {k: _coerce(old.get(k), v, src, path + (k,)) for k, v in new.items()}
     return new

@@ -6,6 +6,7 @@ users layer their own files or folders on top, and an entry with the same `id` r
 
 from __future__ import annotations
 
+import difflib
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -111,14 +112,14 @@ class Quote(Strict):
     system: str
     mode: Mode
     vendor: str
-    price_usd: MoneyOrZero | None = None
-    usd_per_gpu_hour: PositiveFloat | None = None
-    usd_per_month: MoneyOrZero | None = None
-    min_nodes: int = Field(default=1, ge=0)
-    max_nodes: int = Field(ge=1)
-    lead_time_days: NonNegFloat
-    lead_time_p90_days: NonNegFloat | None = None
-    commit_months: NonNegFloat = 0
+    price_usd: MoneyOrZero | None = Field(default=None, le=1e10)
+    usd_per_gpu_hour: PositiveFloat | None = Field(default=None, le=1e4)
+    usd_per_month: MoneyOrZero | None = Field(default=None, le=1e10)
+    min_nodes: int = Field(default=1, ge=0, le=1_000_000)
+    max_nodes: int = Field(ge=1, le=1_000_000)
+    lead_time_days: NonNegFloat = Field(le=3650)
+    lead_time_p90_days: NonNegFloat | None = Field(default=None, le=3650)
+    commit_months: NonNegFloat = Field(default=0, le=120)
     quoted_on: Date
     valid_until: Date
     kind: Literal["list", "street", "negotiated", "estimate"]
@@ -214,7 +215,10 @@ def _load_one(catalog: Catalog, file: Path, layer: str) -> None:
     if file.name in ("assumptions.yaml",) or "assumptions" in src.data:
         return
     if not keys:
-        raise src.error((), "expected a key 'accelerators', 'systems' or 'quotes' (a list of entries)")
+        key = sorted(src.data)[0] if src.data else ""
+        hint = difflib.get_close_matches(key, ["accelerators", "systems", "quotes"], n=1)
+        raise src.error((key,) if key else (), "expected a key 'accelerators', 'systems' or 'quotes' (a list of "
+                        "entries)" + (f"; did you mean '{hint[0]}' for '{key}'?" if hint else ""))
     for key in keys:
         if not isinstance(src.data[key], list):
             raise src.error((key,), "expected a list of entries")
@@ -224,7 +228,10 @@ def _load_one(catalog: Catalog, file: Path, layer: str) -> None:
         _add(catalog, src, key, getattr(parsed, key), layer)
     extra = set(src.data) - set(keys)
     if extra:
-        raise src.error((sorted(extra)[0],), "unknown top-level key (expected accelerators, systems or quotes)")
+        key = sorted(extra)[0]
+        hint = difflib.get_close_matches(key, ["accelerators", "systems", "quotes"], n=1)
+        raise src.error((key,), f"unknown top-level key '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
+                                                                   " (expected accelerators, systems or quotes)"))
 
 
 def _check_references(catalog: Catalog) -> None:

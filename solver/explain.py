@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ortools.sat.python import cp_model
+from .cpsat import cp_model
 
 from .assumptions import AssumptionSet
 from .model import Built, build, point_violations

@@ -22,10 +22,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ortools.sat.python import cp_model
+from .cpsat import cp_model
 
 from .assumptions import Assumptions
 from .cost import slip_premium
+from .errors import InputError
 from .options import Option, Point, Universe, quote_ready_day
 from .problem import LoadedProblem
 from .rules import matches_attrs, matches_point, quote_ids
@@ -77,9 +78,20 @@ def money_unit(lp: LoadedProblem, universe: Universe) -> int:
     return 1000 if cheapest >= 1e6 else 1
 
 
+MAX_UNITS = 10 ** 15
+
+
 def units(dollars: float, unit: int) -> int:
-    """Round up to the money unit (conservative: the model never under-counts a cost)."""
-    return int(math.ceil(dollars / unit - 1e-9))
+    """Round up to the money unit (conservative: the model never under-counts a cost).
+
+    Amounts beyond 1e15 units cannot be planned with exactly (CP-SAT is int64, and sums of such terms would
+    overflow): they are bad input — absurd prices or assumptions — not a model to build.
+    """
+    v = dollars / unit
+    if not math.isfinite(v) or abs(v) > MAX_UNITS:
+        raise InputError(f"a cost of ${dollars:.3g} is too large to plan with; check prices, rates and risk "
+                         "overrides for absurd values")
+    return int(math.ceil(v - 1e-9))
 
 
 def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[list[frozenset[str]], int, list[Any]]:

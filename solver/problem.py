@@ -7,13 +7,14 @@ before validation, so they get exactly the same checks.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from .errors import InputError
 from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat
@@ -69,18 +70,12 @@ class Schedule(Strict):
     earliest_start: Date | None = None
     deadline: Date | None = None
 
-    @model_validator(mode="after")
-    def _order(self) -> "Schedule":
-        if self.earliest_start and self.deadline and self.deadline <= self.earliest_start:
-            raise ValueError(f"deadline {self.deadline} is not after earliest_start {self.earliest_start}")
-        return self
-
 
 class Site(Strict):
-    it_power_kw: PositiveFloat
+    it_power_kw: PositiveFloat = Field(le=10_000_000)
     cooling: list[Literal["air", "liquid"]] = Field(min_length=1)
     racks: int = Field(ge=1, le=1_000_000)
-    rack_power_kw: PositiveFloat
+    rack_power_kw: PositiveFloat = Field(le=10_000)
     electricity_usd_per_kwh: PositiveFloat
     pue: float = Field(default=1.3, ge=1.0, le=3.0)
 
@@ -93,7 +88,7 @@ class Site(Strict):
 
 
 class Budget(Strict):
-    max_usd: Money | None = None
+    max_usd: Money | None = Field(default=None, le=1e13)
     applies_to: Literal["cash", "cost"] = "cash"
 
 
@@ -165,7 +160,7 @@ class When(Strict):
 
 
 class Adjust(Strict):
-    add_usd: MoneyOrZero | None = None
+    add_usd: MoneyOrZero | None = Field(default=None, le=1e12)
     add_pct: float | None = Field(default=None, ge=-90, le=1000)
     delay_days: NonNegFloat | None = None
     mfu_factor: float | None = Field(default=None, gt=0, le=2)
@@ -180,7 +175,8 @@ class Adjust(Strict):
 class Rule(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=80)
     when: When = Field(default_factory=When)
-    then: Union[Literal["forbid", "require"], Adjust]
+    then: Annotated[Union[Annotated[Literal["forbid", "require"], Tag("word")], Annotated[Adjust, Tag("adjust")]],
+                    Discriminator(lambda v: "word" if isinstance(v, str) else "adjust")]
     note: str | None = None
 
     @model_validator(mode="after")
@@ -195,7 +191,7 @@ class Rule(Strict):
 
 class CostObjective(Strict):
     cost: float = Field(default=1.0, gt=0)
-    delay_cost_usd_per_day: MoneyOrZero = 0
+    delay_cost_usd_per_day: MoneyOrZero = Field(default=0, le=1e10)
 
 
 class Problem(Strict):
@@ -210,7 +206,9 @@ class Problem(Strict):
     policy: Policy = Field(default_factory=Policy)
     risk: dict[str, Any] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
-    objective: Union[Literal["cost", "time"], CostObjective] = "cost"
+    objective: Annotated[Union[Annotated[Literal["cost", "time"], Tag("word")],
+                               Annotated[CostObjective, Tag("weighted")]],
+                         Discriminator(lambda v: "word" if isinstance(v, str) else "weighted")] = "cost"
 
     @model_validator(mode="after")
     def _unique_rules(self) -> "Problem":
@@ -254,7 +252,7 @@ def _parse_set(expr: str) -> tuple[PathT, Any]:
         path.append(int(part[1:-1]) if part.startswith("[") else part)
     try:
         value = yaml.safe_load(raw_value) if raw_value.strip() else ""
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, OverflowError):
         value = raw_value
     return tuple(path), value
 
@@ -284,6 +282,24 @@ def apply_sets(data: dict[str, Any], sets: list[str], file: str) -> None:
             node[last] = value
 
 
+def _check_numbers(src: Source, node: Any, path: PathT) -> None:
+    """Every number, from the file or from --set, is finite and of a plannable magnitude."""
+    if isinstance(node, bool):
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_numbers(src, v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _check_numbers(src, v, path + (i,))
+    elif isinstance(node, int) and abs(node) > 10 ** 18:
+        raise src.error(path, f"number with {len(str(abs(node)))} digits is absurdly large (limit 1e18)")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise src.error(path, f"expected a finite number, got {node}")
+    elif isinstance(node, float) and abs(node) > 1e18:
+        raise src.error(path, f"{node:g} is absurdly large (limit 1e18)")
+
+
 def load_problem(file: str | Path, sets: list[str] | None = None, *, today: date | None = None) -> LoadedProblem:
     """Load, override and validate a problem file. Raises `InputError` on any problem."""
     src = load_file(file)
@@ -291,6 +307,7 @@ def load_problem(file: str | Path, sets: list[str] | None = None, *, today: date
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     if sets:
         apply_sets(src.data, sets, src.file)
+    _check_numbers(src, src.data, ())
     problem = validate(Problem, src)
     as_of = problem.as_of or (today or date.today())
     start = problem.schedule.earliest_start

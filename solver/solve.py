@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ortools.sat.python import cp_model
+from .cpsat import cp_model
 
 from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog
@@ -21,7 +21,7 @@ from .checker import check_plan
 from .explain import exclusion_reasons, explain_infeasible
 from .model import Built, build, money_unit, units
 from .options import Universe, build_universe, check_references, quote_ready_day
-from .errors import PlanCheckError
+from .errors import InputError, PlanCheckError
 from .plan import Alternative, ExcludedOption, Plan, Result, make_plan
 from .problem import CostObjective, LoadedProblem
 
@@ -93,8 +93,8 @@ def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSe
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError("internal error: CP-SAT model invalid: " + m.validate())
         return name, None, None, None
-    proven = status == cp_model.OPTIMAL
     best, bound = int(solver.value(obj)), int(math.ceil(solver.best_objective_bound - 1e-6))
+    proven = status == cp_model.OPTIMAL or bound >= best
     if tie_break and proven:
         tie = m.new_bool_var("tie_break_phase")
         m.add(obj == best).only_enforce_if(tie)
@@ -128,6 +128,16 @@ def prepare(lp: LoadedProblem, settings: SolveSettings) -> tuple[Catalog, Assump
 
 
 def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
+    """`plan solve` (see `_solve_problem`); input errors found while modelling name the problem file."""
+    try:
+        return _solve_problem(lp, settings)
+    except InputError as exc:
+        if exc.file is None:
+            raise InputError(exc.message, file=lp.source.file, path=exc.path) from None
+        raise
+
+
+def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
     """The `plan solve` pipeline.
 
     A plan uses exactly one option, so the model decomposes exactly by accelerator/mode pair: each pair's

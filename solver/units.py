@@ -24,7 +24,11 @@ def parse_quantity(value: Any, example: str = "70B") -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected a number like {example}, got {value!r}")
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            raise ValueError(f"a number with {len(str(abs(int(value))))} digits is absurdly large "
+                             f"(limit {MAX_MAGNITUDE:.0e})") from None
     elif isinstance(value, str):
         match = _RE.match(value.strip())
         if not match:

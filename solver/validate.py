@@ -67,13 +67,25 @@ def _message(err: dict[str, Any], model: type[BaseModel], loc: PathT) -> str:
     return msg
 
 
+UNION_TAGS = ("str", "float", "int", "word", "adjust", "weighted")
+
+
+def _pick(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The most useful error first: an unknown key explains a 'missing' twin (a typo of a required key)."""
+    for kind in ("extra_forbidden",):
+        for e in errors:
+            if e.get("type") == kind:
+                return e
+    return errors[0]
+
+
 def _clean_loc(loc: tuple[Any, ...]) -> PathT:
     """Drop pydantic's union/function tags so the location is a real YAML path."""
     out: list[str | int] = []
     for part in loc:
         if isinstance(part, int):
             out.append(part)
-        elif isinstance(part, str) and ("[" in part or part.startswith("function-") or part in ("str", "float", "int")):
+        elif isinstance(part, str) and ("[" in part or part.startswith("function-") or part in UNION_TAGS):
             continue
         else:
             out.append(part)
@@ -88,7 +100,7 @@ def validate(model: type[M], source: Source, data: Any = None, base: PathT = ())
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = _pick(exc.errors())
         loc = _clean_loc(tuple(err.get("loc", ())))
         raise source.error(base + loc, _message(err, model, loc)) from None
 

@@ -129,10 +129,15 @@ def parse_text(text: str, file: str) -> Source:
         raise InputError(f"YAML syntax error{col}: {problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"YAML error: {exc}", file=file) from None
+    except RecursionError:
+        raise InputError("input is nested too deeply", file=file) from None
     if node is None:
         raise InputError("file is empty", file=file)
     builder = _Builder(file)
-    data = builder.build(node, ())
+    try:
+        data = builder.build(node, ())
+    except RecursionError:
+        raise InputError("input is nested too deeply", file=file) from None
     return Source(file=file, data=data, lines=builder.lines)
 
 

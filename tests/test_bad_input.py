@@ -5,7 +5,7 @@ named `quotes_*.yaml` are quote catalogs, passed with `--quotes` next to a valid
 problem file. Cases that need bytes a text corpus cannot hold (non-UTF-8, NUL, oversize) are generated in
 tmp_path. Expectations live in EXPECT below; a corpus file without an expectation fails the suite.
 
-Cases marked xfail(strict=True) are product bugs, reported rather than fixed (see the reason strings).
+Product bugs this corpus finds are fixed; a new one is added as a strict xfail in BUGS until it is.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ EXPECT: dict[str, tuple[str | tuple[str, ...], int | None]] = {
     "huge_integer.yaml": ("workload.params", 5),
     "bad_unit.yaml": ("workload.params: expected a number like 70B, got '200 bilion'", 5),
     "impossible_date.yaml": (("schedule.earliest_start", "2027-02-30", "day is out of range"), 9),
-    "deadline_before_start.yaml": (("schedule", "deadline 2027-01-01 is not after earliest_start 2027-03-01"), 8),
+    "deadline_before_start.yaml": (("schedule.deadline", "deadline 2027-01-01 is not after earliest_start 2027-03-01"), 10),
     "duplicate_keys.yaml": (("workload.params", "duplicate key 'params'"), 7),
     "merge_key.yaml": ("merge keys (<<) are not supported", 6),
     "rule_unknown_attribute.yaml": (("rules[0].when.acelerator", "did you mean 'accelerator'?"), 9),
@@ -66,37 +66,7 @@ EXPECT: dict[str, tuple[str | tuple[str, ...], int | None]] = {
     "quotes_absurd_price.yaml": (("quotes[0].usd_per_gpu_hour",), 7),
 }
 
-BUGS: dict[str, str] = {
-    "unknown_required_key_typo.yaml":
-        "BUG solver/validate.py validate(): a typo of a REQUIRED key reports the first pydantic error "
-        "('site.rack_power_kw: required field is missing') instead of the unknown key 'rack_pwer_kw' with "
-        "\"did you mean 'rack_power_kw'\"",
-    "quotes_unknown_key.yaml":
-        "BUG solver/validate.py validate(): misspelt required quote field 'lead_time_day' reports "
-        "'quotes[0].lead_time_days: required field is missing' without naming the typo or suggesting",
-    "rule_then_unknown_key.yaml":
-        "BUG solver/validate.py _message()/validate(): an unknown key inside rules[].then (a Union of "
-        "Literal['forbid','require'] and Adjust) is reported as \"rules[0].then: Input should be 'forbid' or "
-        "'require'\": no unknown-key message, no did-you-mean",
-    "huge_integer.yaml":
-        "BUG solver/units.py parse_quantity(): float(int) raises OverflowError for a YAML integer > 1e308 "
-        "(params: 10**400); pydantic does not convert OverflowError, so plan crashes with a traceback, exit 1",
-    "deeply_nested.yaml":
-        "BUG cli.py guarded(): RecursionError on deeply nested YAML (500 levels) becomes "
-        "'error: input is nested too deeply' with no file name (and no line)",
-    "absurd_site_power.yaml":
-        "BUG site.it_power_kw: 1e18 passes validation (PositiveFloat, limit 1e18) and crashes the model "
-        "builder: solver/model.py build() TypeError from CP-SAT (coefficient beyond int64), traceback, exit 1; "
-        "`plan validate` reports OK (exit 0)",
-    "risk_absurd_override.yaml":
-        "BUG solver/assumptions.py _coerce(): a float override under risk: bypasses parse_quantity's magnitude "
-        "limit (engineer_usd_per_month: 1.0e+308); solve crashes in solver/model.py units() with "
-        "OverflowError: cannot convert float infinity to integer, traceback, exit 1; `plan validate` reports OK",
-    "quotes_absurd_price.yaml":
-        "BUG a quote with usd_per_gpu_hour: 1e17 passes validation (limit 1e18) and crashes the model builder: "
-        "solver/model.py build() TypeError 'Linear constraints only accept integer values and coefficients' "
-        "(coefficient beyond int64), traceback, exit 1",
-}
+BUGS: dict[str, str] = {}  # product bugs found by this corpus are fixed; add new ones here as strict xfails
 
 # Cases checked only with `plan solve`: listing an absurd price in `plan catalog quotes` is not an error.
 SOLVE_ONLY = {"quotes_absurd_price.yaml"}
@@ -234,10 +204,6 @@ def test_quote_file_with_an_extra_top_level_key(runner, tmp_path):
     assert_bad_input(runner.invoke(main, ["catalog", "quotes", "--quotes", str(bad)]), str(bad), "qoutes", 2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG solver/catalog.py _load_one(): an unknown top-level key in a catalog file ('qoutes') is an error "
-    "('unknown top-level key (expected accelerators, systems or quotes)') but without the did-you-mean "
-    "suggestion the contract requires for unknown keys"))
 def test_quote_file_unknown_top_level_key_suggests(runner, tmp_path):
     bad = tmp_path / "q.yaml"
     bad.write_text("quotes: []\nqoutes: []\n", encoding="utf-8")
@@ -248,18 +214,11 @@ def test_quote_file_unknown_top_level_key_suggests(runner, tmp_path):
 # --------------------------------------------------------------------------------------------- --set overrides
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG solver/problem.py _parse_set(): yaml.safe_load('2027-02-30') raises ValueError (not yaml.YAMLError), "
-    "which escapes: --set schedule.deadline=2027-02-30 ends in a ValueError traceback, exit 1"))
 def test_set_impossible_date(runner):
     result = runner.invoke(main, ["validate", VALID_PROBLEM, "--set", "schedule.deadline=2027-02-30"])
     assert_bad_input(result, VALID_PROBLEM, ("schedule.deadline", "2027-02-30"), None)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG solver/problem.py apply_sets(): --set values skip the finite-number check of solver/yamlsrc.py, so "
-    "--set risk.money.engineer_usd_per_month=.inf is accepted and solve crashes in solver/model.py units() "
-    "(ValueError: cannot convert float NaN to integer), traceback, exit 1"))
 def test_set_infinite_assumption(runner):
     result = runner.invoke(main, ["solve", VALID_PROBLEM, "--set", "risk.money.engineer_usd_per_month=.inf"])
     assert_bad_input(result, VALID_PROBLEM, ("risk.money.engineer_usd_per_month", "finite"), None)

@@ -1,0 +1,34 @@
+"""CP-SAT, imported without pandas.
+
+`ortools.sat.python.cp_model` imports pandas (~0.35 s, a third of `plan solve`'s start-up) only for its
+pandas-Series helpers (`new_int_var_series` …), which `plan` never uses; module import merely evaluates
+`pd.Index`/`pd.Series` in type annotations. If pandas is not loaded yet we let cp_model see a stub with those two
+names, then remove the stub so any later `import pandas` gets the real library. cp_model's Series helpers are
+unusable in this process as a consequence; the rest of CP-SAT is untouched.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+
+def _import_cp_model() -> types.ModuleType:
+    if "ortools.sat.python.cp_model" in sys.modules or "pandas" in sys.modules:
+        from ortools.sat.python import cp_model
+        return cp_model
+    stub = types.ModuleType("pandas")
+    stub.Index = type("Index", (), {})  # type: ignore[attr-defined]
+    stub.Series = type("Series", (), {})  # type: ignore[attr-defined]
+    sys.modules["pandas"] = stub
+    try:
+        from ortools.sat.python import cp_model
+    finally:
+        if sys.modules.get("pandas") is stub:
+            del sys.modules["pandas"]
+    return cp_model
+
+
+cp_model = _import_cp_model()
+
+__all__ = ["cp_model"]
