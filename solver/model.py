@@ -70,12 +70,20 @@ class Built:
 
 
 def money_unit(lp: LoadedProblem, universe: Universe) -> int:
-    """$1k when the problem's scale (its cheapest conceivable point) is $1M or more; $1 below, where $1k
-    would erase the answer. The budget does not decide the unit: a $500k budget on a $10M problem is still
-    a $1k-resolution problem."""
-    cheapest = min((pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
-                    for o in universe.options for pt in o.points if pt.per_node), default=1e9)
-    return 1000 if cheapest >= 1e6 else 1
+    """$1k when the problem's scale is $1M or more, $1 below (where $1k would erase the answer).
+
+    The scale is the cheapest point that fits in memory and can meet the deadline: what realistic plans
+    cost. Not the budget — a $500k budget on a $10M problem is still a $1k-resolution problem — and not the
+    cheapest point overall, which for a big model is some absurd one-card, ten-year run.
+    """
+    dl = universe.deadline_day
+    costs = [pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
+             for o in universe.options for pt in o.points
+             if pt.per_node and pt.fits and (dl is None or max(o.ready_day, universe.earliest_day) + pt.days <= dl)]
+    if not costs:
+        costs = [pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
+                 for o in universe.options for pt in o.points if pt.per_node]
+    return 1000 if min(costs, default=1e9) >= 1e6 else 1
 
 
 MAX_UNITS = 10 ** 15

@@ -210,6 +210,7 @@ def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_exp
             static.append(Excluded(acc_id, [reason]))
 
     max_lead = 0.0
+    cache: EstimateCache = {}
     for (sys_id, mode), quotes in sorted(by_option.items()):
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]
@@ -225,7 +226,7 @@ def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_exp
         opt = Option(oid, system, accel, mode, quotes, _attrs(system, accel, mode), porting, ready_day, ready_reason)
         for q in quotes:
             max_lead = max(max_lead, q.lead_days(a.confidence))
-        _fill_points(opt, p, a, shape, grid, ckpt_bytes)
+        _fill_points(opt, p, a, shape, grid, ckpt_bytes, cache)
         options.append(opt)
 
     horizon = max(earliest_day, ready_max(options)) + int(max_lead) + max(
@@ -240,52 +241,64 @@ def ready_max(options: list[Option]) -> int:
     return max((o.ready_day for o in options), default=0)
 
 
-def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float) -> None:
+def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int, rule_f: float,
+              ckpt_bytes: float) -> tuple[MemoryEstimate, TimeEstimate | None]:
+    """Memory (the least recomputation that fits, for `auto`) and wall time of a system at n nodes."""
     w = p.workload
+    gpus = n * system.per_node
+    ests = {lv: memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node,
+                               available_gb=float(accel.memory_gb.value), method=w.method, optimizer=w.optimizer,
+                               seq_len=w.seq_len, recompute=lv, shape=shape, mem=a.memory, lora_rank=w.lora_rank,
+                               flash_attention=w.flash_attention)
+            for lv in _recompute_levels(w.recompute)}
+    chosen = next((lv for lv in ests if ests[lv].fits), list(ests)[-1])
+    util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
+                       precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
+                       c=a.compute, rule_factor=rule_f).value
+    flops = training_flops(w.params, w.tokens, w.method, chosen, shape.layers, shape.hidden, w.seq_len)
+    t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
+                      peak_tflops=accel.peak_tflops(w.precision), util=util, accel_class=accel.cls,
+                      checkpoint_bytes=ckpt_bytes)
+    if t is not None and t.lost_fraction > a.reliability.max_lost_fraction:
+        t = None
+    return ests[chosen], t
+
+
+EstimateCache = dict[tuple[str, int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
+
+
+def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
+                 cache: EstimateCache) -> None:
+    """The points of one option. Memory and time depend on the system, not the mode, so the buy, cloud and
+    managed options of a system share them through `cache`."""
     system, accel = opt.system, opt.accel
-    mem_gb = float(accel.memory_gb.value)
-    peak = accel.peak_tflops(w.precision)
-    has_fp8 = accel.fp8_tflops.value is not None
     site = p.site
+    node_kw = float(system.node_kw.value)
+    npr = max(1, int(system.nodes_per_rack.value))
+    fit = int(site.rack_power_kw // node_kw) if site is not None else 0
     for n in grid:
         gpus = n * system.per_node
-        power_kw = n * float(system.node_kw.value)
-        ests = {lv: memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node, available_gb=mem_gb,
-                                   method=w.method, optimizer=w.optimizer, seq_len=w.seq_len, recompute=lv,
-                                   shape=shape, mem=a.memory, lora_rank=w.lora_rank,
-                                   flash_attention=w.flash_attention)
-                for lv in _recompute_levels(w.recompute)}
-        chosen = next((lv for lv in ests if ests[lv].fits), list(ests)[-1])
-        mem = ests[chosen]
+        power_kw = n * node_kw
         rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw)
-        util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
-                           precision=w.precision, has_fp8=has_fp8, method=w.method, c=a.compute,
-                           rule_factor=rule_f).value
-        flops = training_flops(w.params, w.tokens, w.method, chosen, shape.layers, shape.hidden, w.seq_len)
-        t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
-                          peak_tflops=peak, util=util, accel_class=accel.cls, checkpoint_bytes=ckpt_bytes)
-        if t is not None and t.lost_fraction > a.reliability.max_lost_fraction:
-            t = None
-        days = math.ceil(t.days - 1e-9) if t is not None else 0
-        days = max(days, 1) if t is not None else 0
-        npr = max(1, int(system.nodes_per_rack.value))
+        key = (system.id, n, rule_f)
+        if key not in cache:
+            cache[key] = _estimate(p, a, shape, system, accel, n, rule_f, ckpt_bytes)
+        mem, t = cache[key]
+        days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
-        racks_pow: int | None = None
-        if site is not None:
-            fit = int(site.rack_power_kw // float(system.node_kw.value))
-            racks_pow = math.ceil(n / min(npr, fit)) if fit >= 1 else None
+        racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
         fixed = Lines()
         per_node: dict[str, Lines] = {}
         if t is not None:
-            fixed = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours, porting_weeks=opt.porting.weeks,
-                                money=a.money)
+            fixed = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
+                                porting_weeks=opt.porting.weeks, money=a.money)
             for q in opt.quotes:
                 est = q.kind == "estimate"
                 if opt.mode == "buy":
                     assert site is not None
                     per_node[q.id] = buy_node_lines(
                         price=q.price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                        install_days=a.install_days[accel.cls], node_kw=float(system.node_kw.value), pue=site.pue,  # type: ignore[index]
+                        install_days=a.install_days[accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
                         usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
                         consumer=accel.cls == "consumer", estimate=est)
                 elif opt.mode == "cloud":
