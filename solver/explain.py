@@ -9,6 +9,7 @@ that every group left is necessary. The solver's core is a hint, never trusted o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .cpsat import cp_model
@@ -147,30 +148,34 @@ def exclusion_reasons(lp: LoadedProblem, aset: AssumptionSet, universe: Universe
 
 
 class PairOracle:
-    """Feasibility of the whole problem under a set of active groups, by decomposition over pairs.
+    """The whole problem under any set of active groups, by decomposition over accelerator/mode pairs.
 
-    A plan uses exactly one option, so the problem is feasible iff some accelerator/mode pair's sub-model is.
-    Each pair first gets the exact Python cover test (no solve), then a small CP-SAT feasibility solve.
+    A plan uses exactly one option, so the problem is feasible iff some pair's sub-model is. Each pair first
+    gets the exact Python cover test (no solve), then a small CP-SAT solve. `forced(b)` adds literals that
+    must hold in every pair's model (why-not: "this accelerator / quote is used"); `pairs` restricts the pairs.
     """
 
-    def __init__(self, lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int) -> None:
+    def __init__(self, lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, *,
+                 pairs: list[str] | None = None, forced: Callable[[Built], list[Any]] | None = None,
+                 elastic: bool = False) -> None:
         self.lp, self.aset, self.universe, self.unit = lp, aset, universe, unit
-        self.items: dict[str, list[list[frozenset[str]]] | None] = {}
+        self.forced_fn = forced
+        self.elastic = elastic
+        self.items: dict[str, list[list[frozenset[str]]]] = {}
         self.models: dict[str, Built] = {}
+        self.forced: dict[str, list[Any]] = {}
         self.groups: dict[str, Any] = {}
-        for pair in universe.pairs():
+        for pair in (pairs if pairs is not None else universe.pairs()):
             sub = universe.subset(pair)
-            its: list[list[frozenset[str]]] | None = []
-            for o in sub.options:
-                for pt in o.points:
-                    if pt.workable:
-                        its.append(point_violations(pt, lp, aset.values, sub, unit))  # type: ignore[union-attr]
-            self.items[pair] = its
+            self.items[pair] = [point_violations(pt, lp, aset.values, sub, unit)
+                                for o in sub.options for pt in o.points if pt.workable]
 
     def model(self, pair: str) -> Built:
         if pair not in self.models:
-            b = build(self.lp, self.aset.values, self.universe.subset(pair), guard="assume", unit=self.unit)
+            b = build(self.lp, self.aset.values, self.universe.subset(pair), guard="assume", unit=self.unit,
+                      elastic=self.elastic)
             self.models[pair] = b
+            self.forced[pair] = self.forced_fn(b) if self.forced_fn else []
             for g, grp in b.groups.items():
                 self.groups.setdefault(g, grp)
         return self.models[pair]
@@ -180,31 +185,74 @@ class PairOracle:
             self.model(pair)
         return sorted(self.groups, key=_rank)
 
+    def _covered(self, pair: str, active: set[str]) -> bool:
+        """Exact Python proof that this pair is infeasible under `active` (only without forcing)."""
+        its = self.items[pair]
+        return self.forced_fn is None and bool(its) and all(any(it <= active for it in v) for v in its)
+
     def feasible(self, active: list[str]) -> bool:
         act = set(active)
-        for pair, its in self.items.items():
-            if its is not None and its and all(any(it <= act for it in v) for v in its):
+        for pair in self.items:
+            if self._covered(pair, act):
                 continue
             b = self.model(pair)
-            if _status(b, [g for g in active if g in b.lits], []) != cp_model.INFEASIBLE:
+            if _status(b, [g for g in active if g in b.lits], self.forced[pair]) != cp_model.INFEASIBLE:
                 return True
         return False
 
+    def minimize(self, active: list[str], quantity: Callable[[Built], Any]) -> tuple[int, str, Built, Any] | None:
+        """min over pairs of `quantity(b)` with `active` groups enforced: (value, pair, model, solver)."""
+        act = set(active)
+        best: tuple[int, str, Built, Any] | None = None
+        for pair in self.items:
+            if self._covered(pair, act):
+                continue
+            b = self.model(pair)
+            m = b.model
+            m.clear_assumptions()
+            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair])
+            expr = quantity(b)
+            m.minimize(expr)
+            solver = optimisation_solver()
+            st = solver.solve(m)
+            m.clear_assumptions()
+            m.clear_objective()
+            if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                v = int(solver.value(expr))
+                if best is None or (v, pair) < (best[0], best[1]):
+                    best = (v, pair, b, solver)
+        return best
 
-def explain_infeasible(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int) -> dict[str, Any]:
-    """A minimal conflict for the whole problem (deletion filter over the pair oracle, seeded by a cover)."""
-    oracle = PairOracle(lp, aset, universe, unit)
-    groups = oracle.all_groups()
-    if oracle.feasible(groups):
-        return {"conflict": [], "conflict_detail": [], "note": "feasible when re-checked (solver limit?)"}
-    cover = covering_reason(lp, aset, universe, unit)
-    core = cover if cover is not None and not oracle.feasible(cover) else groups
+
+def optimisation_solver(limit: float = 10.0) -> cp_model.CpSolver:
+    s = cp_model.CpSolver()
+    p = s.parameters
+    p.num_workers = 1
+    p.random_seed = 0
+    p.max_deterministic_time = limit
+    p.presolve_inclusion_work_limit = 0
+    p.cp_model_probing_level = 0
+    p.symmetry_level = 0
+    return s
+
+
+def deletion_filter(feasible: Callable[[list[str]], bool], groups: list[str], seed: list[str] | None) -> list[str]:
+    """Shrink an infeasible set of groups to a minimal one: drop each group whose removal stays infeasible.
+
+    Minimal because feasibility is monotone (fewer groups, more plans): a group kept was needed when tested,
+    and the final set is a subset of the set it was tested in.
+    """
+    core = seed if seed is not None and not feasible(seed) else list(groups)
     i = len(core) - 1
     while i >= 0:
         trial = core[:i] + core[i + 1:]
-        if not oracle.feasible(trial):
+        if not feasible(trial):
             core = trial
         i -= 1
-    detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else g,
-               "where": universe.where(lp, g)} for g in core]
-    return {"conflict": core, "conflict_detail": detail}
+    return core
+
+
+def explain_infeasible(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int) -> dict[str, Any]:
+    """A minimal conflict for the whole problem, plus the ways out (see `relax.explain`)."""
+    from .relax import explain
+    return explain(lp, aset, universe, unit)

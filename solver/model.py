@@ -65,6 +65,9 @@ class Built:
     cash: Any
     rank: Any
     cost_hi: int = 0
+    power_w: Any = 0
+    racks: Any = 0
+    slacks: dict[str, Any] = field(default_factory=dict)
     option_index: dict[str, int] = field(default_factory=dict)
     pair_lits: dict[str, Any] = field(default_factory=dict)
 
@@ -188,8 +191,9 @@ def statically_excluded(pt: Point, lp: LoadedProblem, a: Assumptions, universe: 
 
 
 def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Literal["fixed", "assume"] = "fixed",
-          unit: int | None = None, prune: bool | None = None) -> Built:
-    """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations."""
+          unit: int | None = None, prune: bool | None = None, elastic: bool = False) -> Built:
+    """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations;
+    `elastic=True` gives every numeric limit a slack variable (`Built.slacks`) for feasRelax-style repairs."""
     p = lp.problem
     m = cp_model.CpModel()
     unit = unit or money_unit(lp, universe)
@@ -206,6 +210,16 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
             groups[gid] = Group(gid, kind, path, text, unit_name, value)
             lits[gid] = m.new_bool_var(gid) if guard == "assume" else m.new_constant(1)
         return lits[gid]
+
+    slacks: dict[str, Any] = {}
+
+    def slack(gid: str, hi: int) -> Any:
+        """A non-negative slack on a numeric limit (elastic models only; 0 otherwise)."""
+        if not elastic:
+            return 0
+        v = m.new_int_var(0, max(1, hi), f"slack[{gid}]")
+        slacks[gid] = v
+        return v
 
     m.add_exactly_one(z)
     by_option: dict[str, list[int]] = {}
@@ -281,11 +295,12 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
     if p.schedule.earliest_start is not None and universe.earliest_day > 0:
         lit = group("schedule.earliest_start", "limit", ("schedule", "earliest_start"),
                     f"start on or after {lp.earliest_start}", "day", lp.earliest_start)
-        m.add(start >= universe.earliest_day).only_enforce_if(lit)
+        m.add(start + slack("schedule.earliest_start", universe.earliest_day) >= universe.earliest_day
+              ).only_enforce_if(lit)
     if universe.deadline_day is not None:
         lit = group("schedule.deadline", "limit", ("schedule", "deadline"), f"finish by {p.schedule.deadline}",
                     "day", p.schedule.deadline)
-        m.add(finish <= universe.deadline_day).only_enforce_if(lit)
+        m.add(finish <= universe.deadline_day + slack("schedule.deadline", 2 * horizon)).only_enforce_if(lit)
 
     # --- policy ---------------------------------------------------------------------------------------
     def forbid_options(gid: str, path: tuple[Any, ...], text: str, bad: list[Option]) -> None:
@@ -323,18 +338,24 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
         forbid_options("site.cooling", ("site", "cooling"), f"site cools {', '.join(site.cooling)}", bad)
         lit_p = group("site.it_power_kw", "limit", ("site", "it_power_kw"), f"IT power {site.it_power_kw:g} kW",
                       "kW", site.it_power_kw)
-        m.add(sum(math.ceil(points[i].power_kw * 1000 - 1e-6) * z[i] for o in buy for i in by_option[o.id])
-              <= int(math.floor(site.it_power_kw * 1000 + 1e-6))).only_enforce_if(lit_p)
+        power_w = sum(math.ceil(points[i].power_kw * 1000 - 1e-6) * z[i] for o in buy for i in by_option[o.id])
+        hi_w = max((math.ceil(points[i].power_kw * 1000) for o in buy for i in by_option[o.id]), default=1)
+        m.add(power_w <= int(math.floor(site.it_power_kw * 1000 + 1e-6)) + slack("site.it_power_kw", hi_w)
+              ).only_enforce_if(lit_p)
         lit_rp = group("site.rack_power_kw", "limit", ("site", "rack_power_kw"),
                        f"{site.rack_power_kw:g} kW per rack", "kW", site.rack_power_kw)
         too_hot = [o for o in buy if float(o.system.node_kw.value) > site.rack_power_kw]
         if too_hot:
             m.add(sum(sel[o.id] for o in too_hot) == 0).only_enforce_if(lit_rp)
         lit_r = group("site.racks", "limit", ("site", "racks"), f"{site.racks} racks", "rack", site.racks)
-        m.add(sum(points[i].racks_physical * z[i] for o in buy for i in by_option[o.id]) <= site.racks
+        hi_r = max((points[i].racks_with_power or points[i].racks_physical for o in buy for i in by_option[o.id]),
+                   default=1)
+        s_r = slack("site.racks", hi_r)
+        m.add(sum(points[i].racks_physical * z[i] for o in buy for i in by_option[o.id]) <= site.racks + s_r
               ).only_enforce_if(lit_r)
-        m.add(sum((points[i].racks_with_power or 0) * z[i] for o in buy for i in by_option[o.id]
-                  if o not in too_hot) <= site.racks).only_enforce_if([lit_r, lit_rp])
+        racks_expr = sum((points[i].racks_with_power or 0) * z[i] for o in buy for i in by_option[o.id]
+                         if o not in too_hot)
+        m.add(racks_expr <= site.racks + s_r).only_enforce_if([lit_r, lit_rp])
 
     # --- memory fit -----------------------------------------------------------------------------------
     lit_m = group("workload.memory", "fit", ("workload",), "model states + activations fit in memory")
@@ -348,7 +369,7 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
             lit = group(f"quotes.{q.id}.max_nodes", "capacity", ("quotes", q.id, "max_nodes"),
                         f"{q.id} can supply at most {q.max_nodes} nodes", "node", q.max_nodes)
             if q.max_nodes < max_n:
-                m.add(x[q.id] <= q.max_nodes).only_enforce_if(lit)
+                m.add(x[q.id] <= q.max_nodes + slack(f"quotes.{q.id}.max_nodes", max_n)).only_enforce_if(lit)
 
     cost_expr = sum(cost_terms)
     cash_expr = sum(cash_terms)
@@ -444,8 +465,11 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                     f"{p.budget.applies_to} at most ${p.budget.max_usd:,.0f}", "usd", p.budget.max_usd)
         limit = int(math.floor(p.budget.max_usd / unit + 1e-9))
         expr = built.cash if p.budget.applies_to == "cash" else built.cost
-        m.add(expr <= limit).only_enforce_if(lit)
+        m.add(expr <= limit + slack("budget.max_usd", built.cost_hi + 1)).only_enforce_if(lit)
     built.groups, built.lits = groups, lits
+    built.slacks = slacks
+    if site is not None and buy:
+        built.power_w, built.racks = power_w, racks_expr
     return built
 
 

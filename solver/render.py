@@ -154,12 +154,46 @@ def render_table(r: Result, deadline: Any = None, budget: Any = None, applies_to
     return "\n".join(out).rstrip() + "\n"
 
 
+def _plan_brief(p: dict[str, Any] | None) -> str:
+    if not p:
+        return ""
+    return (f"{p['accelerator']}/{p['mode']} {p['nodes']} nodes ({p['gpus']} GPUs), cost {usd(p['cost_usd'])}, "
+            f"finish {p['finish']}")
+
+
+def _fmt(v: Any, unit: str) -> str:
+    if unit == "usd" and isinstance(v, (int, float)):
+        return usd(v)
+    if isinstance(v, float):
+        return f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
 def render_explanation_text(expl: dict[str, Any]) -> str:
-    lines = ["NO PLAN satisfies all constraints."]
+    lines = ["NO PLAN satisfies all constraints." if not expl.get("subject") else
+             f"{expl['subject']} cannot be part of any plan."]
     if expl.get("conflict"):
         lines.append("Conflict (minimal: dropping any one of these makes the rest feasible):")
         for c in expl.get("conflict_detail", []):
-            lines.append(f"  {c['group']:<32} {c['text']:<46} {c['where']}")
+            lines.append(f"  {c['group']:<34} {c['text']:<48} {c['where']}")
+    if expl.get("relaxations"):
+        lines.append("Smallest single change that restores feasibility (everything else held):")
+        for r in expl["relaxations"]:
+            lines.append(f"  {r['group']:<34} {_fmt(r['from'], r['unit']):>12} -> {_fmt(r['to'], r['unit']):<12}"
+                         f" {_plan_brief(r.get('plan'))}")
+    drops = [a for a in expl.get("alternatives", []) if "relax" not in a]
+    if drops:
+        lines.append("Other ways out (dropping these constraints):")
+        for a in drops:
+            lines.append(f"  drop {' + '.join(a['drop']):<29} -> {_plan_brief(a.get('plan'))}")
+    comb = expl.get("combined")
+    if comb:
+        lines.append("Cheapest combined relaxation (smallest total relative change, then cost):")
+        for c in comb["changes"]:
+            lines.append(f"  {c['group']:<34} {_fmt(c['from'], c['unit']):>12} -> {_fmt(c['to'], c['unit'])}")
+        lines.append(f"  -> {_plan_brief(comb.get('plan'))}")
+    if not expl.get("relaxations") and not drops and not comb and expl.get("conflict"):
+        lines.append("No single change of these constraints restores feasibility.")
     return "\n".join(lines)
 
 
