@@ -83,6 +83,42 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
 
 
 @main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--why-not", "why_not_id", default=None, metavar="ID",
+              help="An accelerator, system, quote, mode or system/mode: why is it not the plan?")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--time-limit", type=click.FloatRange(min=0.01), default=20.0, show_default=True)
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="Override a problem-file value.")
+@click.option("--quotes", "quotes", multiple=True, help="Extra quote/catalog file or folder (repeatable).")
+@click.option("--allow-expired", is_flag=True)
+@guarded
+def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets: tuple[str, ...],
+            quotes: tuple[str, ...], allow_expired: bool) -> None:
+    """Explain FILE: with --why-not, why an option is not chosen; otherwise why there is (no) plan."""
+    from solver.problem import load_problem
+    from solver.render import render_markdown, render_table, render_why_not, result_dict, to_json, why_not_dict
+    from solver.solve import SolveSettings, solve_problem
+    from solver.whynot import why_not
+
+    lp = load_problem(file, list(sets))
+    settings = SolveSettings(time_limit=time_limit, allow_expired=allow_expired, extra_quotes=tuple(quotes))
+    if why_not_id is None:
+        result = solve_problem(lp, settings)
+        p = lp.problem
+        kw = dict(deadline=p.schedule.deadline, budget=p.budget.max_usd, applies_to=p.budget.applies_to)
+        text = (to_json(result_dict(result)) if fmt == "json" else
+                render_markdown(result, **kw) if fmt == "markdown" else render_table(result, **kw))
+        click.echo(text, nl=False)
+        sys.exit(EXIT[result.status])
+    out = why_not(lp, why_not_id, settings)
+    if fmt == "json":
+        click.echo(to_json(why_not_dict(out)), nl=False)
+    else:
+        text = render_why_not(out)
+        click.echo(("```\n" + text + "```\n") if fmt == "markdown" else text, nl=False)
+
+
+@main.command()
 @click.option("--accelerator", required=True, help="Accelerator id, e.g. h100-sxm (see `plan catalog`).")
 @click.option("--gpus", required=True, type=click.IntRange(min=1), help="Number of accelerators.")
 @click.option("--params", required=True, help="Parameters, e.g. 70B.")

@@ -7,6 +7,7 @@ users layer their own files or folders on top, and an entry with the same `id` r
 from __future__ import annotations
 
 import difflib
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -186,6 +187,15 @@ class Catalog:
         return self.accelerators[system.accelerator]
 
 
+def _shown(file: str) -> str:
+    """A catalog path as the user would type it: relative to the working directory when it is below it."""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return file
+    return file if rel.startswith("..") else rel
+
+
 def _files_in(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
@@ -199,7 +209,7 @@ def _add(catalog: Catalog, src: Source, kind: str, items: list[Any], layer: str)
         if item.id in seen:
             raise src.error((kind, i, "id"), f"duplicate {kind[:-1]} id '{item.id}' in the same file")
         seen.add(item.id)
-        where = f"{src.file}:{src.line_of((kind, i)) or '?'}"
+        where = f"{_shown(src.file)}:{src.line_of((kind, i)) or '?'}"
         if item.id in table and layer == "bundled":
             raise src.error((kind, i, "id"), f"{kind[:-1]} id '{item.id}' is already defined at "
                             f"{catalog.origin[kind + ':' + item.id]}")

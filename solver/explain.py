@@ -165,6 +165,7 @@ class PairOracle:
         self.models: dict[str, Built] = {}
         self.forced: dict[str, list[Any]] = {}
         self.groups: dict[str, Any] = {}
+        self.memo: dict[tuple[str, frozenset[str]], bool] = {}
         for pair in (pairs if pairs is not None else universe.pairs()):
             sub = universe.subset(pair)
             self.items[pair] = [point_violations(pt, lp, aset.values, sub, unit)
@@ -190,18 +191,41 @@ class PairOracle:
         its = self.items[pair]
         return self.forced_fn is None and bool(its) and all(any(it <= active for it in v) for v in its)
 
+    def _pruned(self, pair: str, b: Built, act: set[str]) -> list[Any]:
+        """Assumptions z=0 for the points a point-local violation already excludes under `act` (exact), so the
+        solver searches only what is left."""
+        out = []
+        for i, pt in enumerate(b.points):
+            if pt.violations is not None and any(it <= act for it in pt.violations):
+                out.append(b.z[i].Not())
+        return out
+
     def feasible(self, active: list[str]) -> bool:
         act = set(active)
         for pair in self.items:
             if self._covered(pair, act):
                 continue
             b = self.model(pair)
-            if _status(b, [g for g in active if g in b.lits], self.forced[pair]) != cp_model.INFEASIBLE:
+            key = (pair, frozenset(act & set(b.lits)))
+            if key in self.memo:
+                if self.memo[key]:
+                    return True
+                continue
+            m = b.model
+            m.clear_assumptions()
+            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair]
+                              + self._pruned(pair, b, act))
+            st = optimisation_solver().solve(m)
+            m.clear_assumptions()
+            self.memo[key] = st != cp_model.INFEASIBLE
+            if st != cp_model.INFEASIBLE:
                 return True
         return False
 
-    def minimize(self, active: list[str], quantity: Callable[[Built], Any]) -> tuple[int, str, Built, Any] | None:
-        """min over pairs of `quantity(b)` with `active` groups enforced: (value, pair, model, solver)."""
+    def minimize(self, active: list[str], quantity: Callable[[Built], Any],
+                 cap: tuple[Callable[[Built], Any], int] | None = None) -> tuple[int, str, Built, Any] | None:
+        """min over pairs of `quantity(b)` with `active` groups enforced: (value, pair, model, solver).
+        `cap` = (expression, bound) adds `expression <= bound` (a relaxed limit) for this solve only."""
         act = set(active)
         best: tuple[int, str, Built, Any] | None = None
         for pair in self.items:
@@ -210,7 +234,12 @@ class PairOracle:
             b = self.model(pair)
             m = b.model
             m.clear_assumptions()
-            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair])
+            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair]
+                              + self._pruned(pair, b, act))
+            if cap is not None:
+                lit = m.new_bool_var("cap")
+                m.add(cap[0](b) <= cap[1]).only_enforce_if(lit)
+                m.add_assumptions([lit])
             expr = quantity(b)
             m.minimize(expr)
             solver = optimisation_solver()

@@ -130,6 +130,55 @@ def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[li
     return out, first, forbids
 
 
+def _capacitated_budget_items(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe, fixed: float,
+                              cash: bool) -> list[frozenset[str]]:
+    """Budget reasoning over the quotes a point can really use.
+
+    The cheapest split fills the cheapest quotes first (an exact lower bound for a linear cost with box limits;
+    min_nodes and rule delays are ignored, which only makes the bound optimistic). With the deadline enforced, a
+    quote whose capacity arrives too late for this point to finish in time cannot be used at all. An item lists
+    exactly the groups the bound relied on: the budget, the deadline (and earliest start) if they removed quotes,
+    and the capacities the greedy fill exhausted.
+    """
+    p = lp.problem
+    o = pt.option
+    limit = p.budget.max_usd
+    assert limit is not None
+    out: list[frozenset[str]] = []
+    variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
+    if universe.deadline_day is not None:
+        variants.append((frozenset({"schedule.deadline"}), 0))
+        if p.schedule.earliest_start is not None:
+            variants.append((frozenset({"schedule.deadline", "schedule.earliest_start"}), universe.earliest_day))
+    for base, earliest in variants:
+        usable = o.quotes
+        if earliest is not None:
+            usable = [q for q in o.quotes
+                      if max(o.ready_day, quote_ready_day(q, o, a), earliest) + pt.days <= universe.deadline_day]  # type: ignore[operator]
+        ranked = sorted(((pt.per_node[q.id].total_cash if cash else pt.per_node[q.id].total_cost), q.id, q.max_nodes)
+                        for q in usable)
+        if not ranked:
+            if base:
+                out.append(frozenset(base))
+            continue
+        # bound_k: the k cheapest quotes filled to their capacity, the rest at the (k+1)-th quote's price with its
+        # capacity not enforced. Non-decreasing in k; the first k over budget needs only those k capacities.
+        rest, spend = pt.n, fixed
+        for k, (l, qid, cap) in enumerate(ranked):
+            if spend + rest * l > limit:
+                out.append(frozenset(base | {"budget.max_usd"} | {f"quotes.{r[1]}.max_nodes" for r in ranked[:k]}))
+                break
+            take = min(rest, cap)
+            spend += take * l
+            rest -= take
+            if rest == 0:
+                break
+        else:
+            if base:
+                out.append(frozenset(base | {f"quotes.{q.id}.max_nodes" for q in usable}))
+    return out
+
+
 def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe,
                      unit: int) -> list[frozenset[str]]:
     """Point-local reasons a point can never be chosen: each item is a set of groups that, all enforced,
@@ -172,6 +221,8 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
         per = min((l.total_cash if cash else l.total_cost) for l in pt.per_node.values())
         if fixed + pt.n * per > p.budget.max_usd:
             out.append(frozenset({"budget.max_usd"}))
+        elif len(o.quotes) > 1:
+            out += _capacitated_budget_items(pt, lp, a, universe, fixed, cash)
     for rule in forbids:
         if matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
             out.append(frozenset({f"rules.{rule.name}"}))

@@ -177,8 +177,10 @@ def _recompute_levels(requested: str) -> tuple[str, ...]:
     return RECOMPUTE_ORDER if requested == "auto" else (requested,)
 
 
-def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_expired: bool = False) -> Universe:
-    """All options and their points (see module docstring). Pure given its inputs; sorted by id."""
+def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_expired: bool = False,
+                   only_pairs: set[str] | None = None) -> Universe:
+    """All options and their points (see module docstring). Pure given its inputs; sorted by id.
+    `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option)."""
     p = lp.problem
     w = p.workload
     as_of = lp.as_of
@@ -215,6 +217,8 @@ def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_exp
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]
         oid = f"{sys_id}/{mode}"
+        if only_pairs is not None and f"{accel.id}/{mode}" not in only_pairs:
+            continue
         if mode == "buy" and p.site is None:
             static.append(Excluded(oid, ["no site: buying hardware needs a `site:` section"]))
             continue

@@ -107,9 +107,27 @@ def _numeric_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionS
         to = r[0]
         out = {"group": g, "from": q.max_nodes, "to": to, "unit": "node",
                "text": f"get {to} nodes from quote {qid} (it offers {q.max_nodes})"}
-    _v, _pair, b, solver = r
+    bound = r[0] if g != "site.it_power_kw" else int(out["to"]) * 1000
+    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(QUANTITY[_kind(g)](lp, g), bound))
+    _v, _pair, b, solver = cheapest if cheapest is not None else r
     out["plan"] = _plan_summary(b, solver, lp, aset)
     return out
+
+
+def _kind(g: str) -> str:
+    return "quote" if g.startswith("quotes.") else g
+
+
+QUANTITY: dict[str, Callable[[LoadedProblem, str], Callable[[Built], Any]]] = {
+    "budget.max_usd": lambda lp, g: (lambda b: b.cash) if lp.problem.budget.applies_to == "cash" else (lambda b: b.cost),
+    "schedule.deadline": lambda lp, g: (lambda b: b.finish),
+    "schedule.earliest_start": lambda lp, g: (lambda b: -b.start),
+    "site.it_power_kw": lambda lp, g: (lambda b: b.power_w),
+    "site.racks": lambda lp, g: (lambda b: b.racks),
+    "quote": lambda lp, g: (lambda b: b.x[g[len("quotes."):-len(".max_nodes")]]
+                            if g[len("quotes."):-len(".max_nodes")] in b.x else 0),
+}
+"""What each numeric group limits, as a model expression (the relaxation minimises it, then caps it)."""
 
 
 def _rack_power_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionSet) -> dict[str, Any] | None:

@@ -165,7 +165,7 @@ def _fmt(v: Any, unit: str) -> str:
     if unit == "usd" and isinstance(v, (int, float)):
         return usd(v)
     if isinstance(v, float):
-        return f"{v:,.0f}"
+        return f"{v:,.0f}" if v.is_integer() else f"{v:,.6g}"
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
@@ -212,3 +212,45 @@ def render_markdown(r: Result, deadline: Any = None, budget: Any = None, applies
     if r.excluded:
         out += ["## Options that cannot work", "", excluded_table(r, fmt="github"), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def why_not_dict(out: dict[str, Any]) -> dict[str, Any]:
+    d: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "target": out["target"], "kind": out["kind"],
+                         "status": out["status"]}
+    for key in ("reasons", "explanation", "lines", "break_even"):
+        if key in out:
+            d[key] = out[key]
+    if "plan" in out:
+        d["plan"] = plan_dict(out["plan"])
+    if "chosen" in out:
+        d["chosen"] = plan_dict(out["chosen"])
+        d["delta_usd"] = _r(out["delta_usd"], 0)
+    return d
+
+
+def render_why_not(out: dict[str, Any]) -> str:
+    t = out["target"]
+    st = out["status"]
+    if st == "excluded":
+        return f"{t}: cannot be chosen.\n" + "".join(f"  - {r}\n" for r in out["reasons"])
+    if st == "infeasible":
+        return render_explanation_text(out["explanation"]) + "\n"
+    p, c = out.get("plan"), out.get("chosen")
+    if st == "chosen":
+        return f"{t} is part of the chosen plan: {p.option} x{p.nodes} at {usd(p.total_cost)}.\n"
+    lines = [f"{t} can work but costs more: its best plan is {p.option} x{p.nodes} ({p.gpus} GPUs) at "
+             f"{usd(p.total_cost)}, finishing {p.finish}; the chosen plan is {c.option} x{c.nodes} at "
+             f"{usd(c.total_cost)} ({'+' if out['delta_usd'] >= 0 else ''}{usd(out['delta_usd'])}).", ""]
+    rows = [[LINE_LABEL.get(r["line"], r["line"]), usd(r["target"]), usd(r["chosen"]),
+             ("+" if r["delta"] >= 0 else "") + usd(r["delta"])] for r in out["lines"]]
+    lines.append(tabulate(rows, headers=["line", t, "chosen", "delta"], tablefmt="simple",
+                          colalign=("left", "right", "right", "right")))
+    be = out.get("break_even")
+    if be:
+        lines.append("")
+        if be.get("price") is None:
+            lines.append(f"Break-even: {be['note']} (quote {be['quote']}).")
+        else:
+            lines.append(f"Break-even: quote {be['quote']} would win at {be['price']:,.2f} {be['unit']} or less "
+                         f"(today {be['current']:,.2f}).")
+    return "\n".join(lines) + "\n"
