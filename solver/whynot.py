@@ -99,9 +99,21 @@ def _best_forced(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: se
     return best
 
 
-def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = None) -> dict[str, Any]:
+class Context:
+    """What every why-not question about one problem shares: catalog, assumptions, options and the plan."""
+
+    def __init__(self, lp: LoadedProblem, settings: SolveSettings) -> None:
+        self.cat, self.aset, self.universe = prepare(lp, settings)
+        self.main = solve_problem(lp, SolveSettings(time_limit=settings.time_limit,
+                                                    allow_expired=settings.allow_expired,
+                                                    extra_quotes=settings.extra_quotes, alternatives=False))
+
+
+def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = None,
+            context: Context | None = None) -> dict[str, Any]:
     settings = settings or SolveSettings()
-    cat, aset, universe = prepare(lp, settings)
+    ctx = context or Context(lp, settings)
+    cat, aset, universe = ctx.cat, ctx.aset, ctx.universe
     kind, options, qid = resolve_target(target, cat, universe)
     out: dict[str, Any] = {"target": target, "kind": kind}
     if not options:
@@ -118,8 +130,7 @@ def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = Non
                     reasons.append(f"{e.option}: {e.reasons[0]}")
         out.update(status="excluded", reasons=reasons or ["no quote: nothing in the catalogs offers it"])
         return out
-    main = solve_problem(lp, SolveSettings(time_limit=settings.time_limit, allow_expired=settings.allow_expired,
-                                           extra_quotes=settings.extra_quotes, alternatives=False))
+    main = ctx.main
     unit = main.unit
     ids = {o.id for o in options}
     pairs = {o.pair for o in options}
