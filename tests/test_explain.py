@@ -227,3 +227,20 @@ def test_random_conflicts_are_infeasible_and_minimal(problem: dict[str, Any], qu
         assert not fresh.feasible(conflict)
         for g in conflict:
             assert fresh.feasible([h for h in conflict if h != g]), (conflict, g)
+
+
+def test_combined_relaxation_restores_feasibility(tmp_path: Path) -> None:
+    """feasRelax: applying every change of the cheapest combined relaxation at once gives a feasible problem."""
+    from solver.relax import combined_relaxation
+    file = INF / "budget_and_deadline.yaml"
+    lp = load_problem(file)
+    _cat, aset, u = prepare(lp, SolveSettings())
+    comb = combined_relaxation(lp, aset, u, money_unit(lp, u), pairs=["h100-sxm/cloud"])
+    assert comb is not None and comb["changes"]
+    sets: list[str] = []
+    quotes: list[str] = []
+    for c in comb["changes"]:
+        s, q = _set_value(c, c["to"], tmp_path)
+        sets += s
+        quotes += list(q)
+    assert _feasible(file, sets, tuple(quotes))
