@@ -107,6 +107,7 @@ class Assumptions(Strict):
     compute: ComputeA
     scale_out: dict[str, ScaleOut]
     reliability: ReliabilityA
+    max_training_days: float = Field(gt=0, le=36500)
     install_days: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
     porting: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], dict[Framework, Porting]]
     money: MoneyA

@@ -9,10 +9,11 @@ that every group left is necessary. The solver's core is a hint, never trusted o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from .cpsat import cp_model
+from .cpsat import cp_model, make_solver
 
 from .assumptions import AssumptionSet
 from .model import Built, build, point_violations
@@ -21,15 +22,8 @@ from .problem import LoadedProblem
 
 
 def feasibility_solver(limit: float = 10.0) -> cp_model.CpSolver:
-    s = cp_model.CpSolver()
-    p = s.parameters
-    p.num_workers = 1
-    p.random_seed = 0
-    p.max_deterministic_time = limit
-    p.cp_model_presolve = False
-    p.keep_all_feasible_solutions_in_presolve = True
-    p.presolve_inclusion_work_limit = 0
-    return s
+    """For assumption cores: one worker, no presolve (google/or-tools#5141), no objective."""
+    return make_solver(limit, presolve=False)
 
 
 def _status(b: Built, active: list[str], forced: list[Any]) -> int:
@@ -166,6 +160,7 @@ class PairOracle:
         self.forced: dict[str, list[Any]] = {}
         self.groups: dict[str, Any] = {}
         self.memo: dict[tuple[str, frozenset[str]], bool] = {}
+        self._all: list[str] | None = None
         for pair in (pairs if pairs is not None else universe.pairs()):
             sub = universe.subset(pair)
             self.items[pair] = [point_violations(pt, lp, aset.values, sub, unit)
@@ -182,9 +177,17 @@ class PairOracle:
         return self.models[pair]
 
     def all_groups(self) -> list[str]:
-        for pair in self.items:
-            self.model(pair)
-        return sorted(self.groups, key=_rank)
+        """Every group of the pairs' models. Which groups a model has depends on its options, not on their node
+        counts, so a skeleton model with one point per option gives them without building every pair."""
+        if self._all is None:
+            opts = [dataclasses.replace(o, points=[next(pt for pt in o.points if pt.workable)])
+                    for o in self.universe.options if o.pair in self.items and any(pt.workable for pt in o.points)]
+            skeleton = dataclasses.replace(self.universe, options=opts)
+            b = build(self.lp, self.aset.values, skeleton, guard="assume", unit=self.unit)
+            for g, grp in b.groups.items():
+                self.groups.setdefault(g, grp)
+            self._all = sorted(b.groups, key=_rank)
+        return self._all
 
     def _covered(self, pair: str, active: set[str]) -> bool:
         """Exact Python proof that this pair is infeasible under `active` (only without forcing)."""
@@ -254,15 +257,7 @@ class PairOracle:
 
 
 def optimisation_solver(limit: float = 10.0) -> cp_model.CpSolver:
-    s = cp_model.CpSolver()
-    p = s.parameters
-    p.num_workers = 1
-    p.random_seed = 0
-    p.max_deterministic_time = limit
-    p.presolve_inclusion_work_limit = 0
-    p.cp_model_probing_level = 0
-    p.symmetry_level = 0
-    return s
+    return make_solver(limit)
 
 
 def deletion_filter(feasible: Callable[[list[str]], bool], groups: list[str], seed: list[str] | None) -> list[str]:

@@ -263,7 +263,7 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
     t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
                       peak_tflops=accel.peak_tflops(w.precision), util=util, accel_class=accel.cls,
                       checkpoint_bytes=ckpt_bytes)
-    if t is not None and t.lost_fraction > a.reliability.max_lost_fraction:
+    if t is not None and (t.lost_fraction > a.reliability.max_lost_fraction or t.days > a.max_training_days):
         t = None
     return ests[chosen], t
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .cpsat import cp_model
+from .cpsat import cp_model, make_solver
 
 from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog
@@ -37,21 +37,16 @@ class SolveSettings:
 
 
 def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_model.CpSolver:
-    s = cp_model.CpSolver()
-    p = s.parameters
-    p.num_workers = settings.workers
-    p.random_seed = 0
-    p.max_deterministic_time = limit if limit is not None else settings.time_limit
-    p.presolve_inclusion_work_limit = 0
-    p.cp_model_probing_level = 0
-    p.symmetry_level = 0
-    return s
+    return make_solver(limit if limit is not None else settings.time_limit, workers=settings.workers)
 
 
 def primary_objective(b: Built, lp: LoadedProblem) -> Any:
     """Lexicographic primary objective as one integer expression (finish is always < the multiplier)."""
     obj = lp.problem.objective
     k_finish = 2 * b.universe.horizon + 1
+    if (b.cost_hi + 1) * (k_finish + 1) > 2 ** 61:
+        raise InputError(f"costs up to ${b.cost_hi * b.unit:.3g} over a {b.universe.horizon}-day calendar are beyond "
+                         "what plan can optimise exactly; check prices and assumptions for absurd values")
     if obj == "time":
         return b.finish * (b.cost_hi + 1) + b.cost
     if isinstance(obj, CostObjective):
@@ -161,7 +156,8 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
         if not any(pt.workable for pt in o.points):
             excluded.append(ExcludedOption(o.id, [
                 f"unworkable: at every node count failures and restarts would take over "
-                f"{aset.values.reliability.max_lost_fraction:.0%} of the time"]))
+                f"{aset.values.reliability.max_lost_fraction:.0%} of the time, or training would take more than "
+                f"{aset.values.max_training_days:,.0f} days"]))
 
     solved: list[tuple[int, str, Plan]] = []
     infeasible: list[str] = []
