@@ -58,19 +58,37 @@ def main() -> None:
 @click.option("--quotes", "quotes", multiple=True, type=click.Path(exists=False),
               help="Extra quote/catalog file or folder, layered over the bundled catalogs (repeatable).")
 @click.option("--allow-expired", is_flag=True, help="Use quotes whose valid_until is before as_of (warns).")
+@click.option("--save", "save_to", default=None, metavar="PLAN.json", help="Write the full result (atomically).")
+@click.option("--compare-to", "compare_to", default=None, metavar="PLAN.json",
+              help="Show what changed since a saved plan, and why.")
 @guarded
 def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int, sets: tuple[str, ...],
-          quotes: tuple[str, ...], allow_expired: bool) -> None:
+          quotes: tuple[str, ...], allow_expired: bool, save_to: str | None, compare_to: str | None) -> None:
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
     from solver.problem import load_problem
     from solver.render import render_markdown, render_table, result_dict, to_json
     from solver.solve import SolveSettings, solve_problem
 
+    from solver import history
     lp = load_problem(file, list(sets))
     settings = SolveSettings(time_limit=time_limit, workers=workers, allow_expired=allow_expired,
                              extra_quotes=tuple(quotes))
+    old = history.load_saved(compare_to) if compare_to else None
     result = solve_problem(lp, settings)
     p = lp.problem
+    if save_to or old is not None:
+        from solver.solve import prepare
+        snap = history.snapshot(lp, result, prepare(lp, settings)[2], list(quotes))
+        if save_to:
+            history.save(save_to, snap)
+        if old is not None:
+            d = history.diff(old, snap)
+            today = history.old_plan_today(lp, old, settings) if d["decision_changed"] else None
+            if fmt == "json":
+                click.echo(to_json({"diff": d, "previous_plan_today": today, **result_dict(result)}), nl=False)
+            else:
+                click.echo(history.render_diff(d, today), nl=False)
+            sys.exit(EXIT[result.status])
     kw = dict(deadline=p.schedule.deadline, budget=p.budget.max_usd, applies_to=p.budget.applies_to, top=top)
     if fmt == "json":
         click.echo(to_json(result_dict(result)), nl=False)
@@ -116,6 +134,19 @@ def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets
     else:
         text = render_why_not(out)
         click.echo(("```\n" + text + "```\n") if fmt == "markdown" else text, nl=False)
+
+
+@main.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@guarded
+def diff(old: str, new: str, fmt: str) -> None:
+    """What changed between two saved plans (`plan solve --save`), and which inputs caused it."""
+    from solver import history
+    from solver.render import to_json
+    d = history.diff(history.load_saved(old), history.load_saved(new))
+    click.echo(to_json(d) if fmt == "json" else history.render_diff(d), nl=False)
 
 
 @main.command()
