@@ -49,7 +49,8 @@ def main() -> None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
-@click.option("--top", type=click.IntRange(min=1), default=None, help="Show only the N best candidates.")
+@click.option("--top", type=click.IntRange(min=1), default=None,
+              help="The N best distinct plans (one per accelerator/mode, each proven optimal on what remains).")
 @click.option("--time-limit", type=click.FloatRange(min=0.01), default=20.0, show_default=True,
               help="Deterministic time limit per CP-SAT solve (seconds of deterministic time).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -74,7 +75,13 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
     settings = SolveSettings(time_limit=time_limit, workers=workers, allow_expired=allow_expired,
                              extra_quotes=tuple(quotes))
     old = history.load_saved(compare_to) if compare_to else None
+    if old is not None and old["result"].get("plan"):
+        prev = old["result"]["plan"]
+        settings.hint = {"option": prev["option"], "nodes": prev["nodes"],
+                         "quotes": {q["id"]: q["nodes"] for q in prev["quotes"]}}
     result = solve_problem(lp, settings)
+    if top is not None:
+        result.alternatives = result.alternatives[: top - 1]
     p = lp.problem
     if save_to or old is not None:
         from solver.solve import prepare
@@ -134,6 +141,48 @@ def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets
     else:
         text = render_why_not(out)
         click.echo(("```\n" + text + "```\n") if fmt == "markdown" else text, nl=False)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
+              help="Break-even prices for the chosen plan and the next N-1 plans.")
+@click.option("--sweep", "sweep_names", multiple=True,
+              type=click.Choice(["tokens", "mfu", "lead_time_days", "electricity"]),
+              help="Which inputs to sweep (default: all).")
+@click.option("--no-sweeps", is_flag=True, help="Only the break-even prices.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE")
+@click.option("--quotes", "quotes", multiple=True)
+@guarded
+def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, fmt: str,
+                sets: tuple[str, ...], quotes: tuple[str, ...]) -> None:
+    """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
+    from tabulate import tabulate
+
+    from solver.problem import load_problem
+    from solver.render import to_json
+    from solver.sensitivity import break_evens, sweeps
+    from solver.solve import SolveSettings
+    from solver.units import usd
+
+    lp = load_problem(file, list(sets))
+    settings = SolveSettings(extra_quotes=tuple(quotes))
+    be = break_evens(lp, settings, top)
+    sw = {} if no_sweeps else sweeps(lp, settings, list(sweep_names) or None)
+    if fmt == "json":
+        click.echo(to_json({"break_even": be, "sweeps": sw}), nl=False)
+        return
+    click.echo("Break-even prices (the quote price at which the ranking flips):")
+    click.echo(tabulate([[b["role"], b["plan"], usd(b["cost_usd"]), b["quote"], b["current"],
+                          b.get("break_even") if b.get("break_even") is not None else "-", b.get("note") or ""]
+                         for b in be],
+                        headers=["", "plan", "cost", "quote", "price today", "break-even", "note"]))
+    for name, rows in sw.items():
+        click.echo(f"\nSweep {name}:")
+        click.echo(tabulate([[r["value"], r["status"], r["option"], r["nodes"],
+                              usd(r["cost_usd"]) if r["cost_usd"] is not None else "-", r["finish"]] for r in rows],
+                            headers=["value", "status", "plan", "nodes", "cost", "finish"]))
 
 
 @main.command()

@@ -34,6 +34,7 @@ class SolveSettings:
     alternatives: bool = True
     extra_quotes: tuple[str, ...] = ()
     cross_check: bool = False
+    hint: dict[str, Any] | None = None  # a previous plan {option, nodes, quotes: {id: nodes}} to warm-start from
 
 
 def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_model.CpSolver:
@@ -76,6 +77,7 @@ def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSe
     m.clear_assumptions()
     if assumptions:
         m.add_assumptions(assumptions)
+    _add_hint(b, settings.hint)
     obj = primary_objective(b, lp)
     m.minimize(obj)
     solver = solver_for(settings)
@@ -112,6 +114,23 @@ def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSe
     plan = make_plan(lp.problem, aset.values, pt, alloc, int(solver.value(b.start)), lp.as_of,
                      int(solver.value(b.cost)), b.unit, _ready_days(b, lp, aset.values))
     return ("optimal" if proven else "feasible"), plan, best, bound
+
+
+def _add_hint(b: Built, hint: dict[str, Any] | None) -> None:
+    """Warm start from a previous plan: a complete hint of its point and split when this model has them.
+    A hint is only a starting point: CP-SAT repairs or ignores an infeasible one, and the result is proven
+    as usual (cp-sat-notes.md §1.4)."""
+    if not hint:
+        return
+    idx = next((i for i, pt in enumerate(b.points) if pt.option.id == hint.get("option")
+                and pt.n == hint.get("nodes")), None)
+    if idx is None:
+        return
+    for i, zi in enumerate(b.z):
+        b.model.add_hint(zi, i == idx)
+    quotes = hint.get("quotes") or {}
+    for (qid, i), v in b.y.items():
+        b.model.add_hint(v, int(quotes.get(qid, 0)) if i == idx else 0)
 
 
 def prepare(lp: LoadedProblem, settings: SolveSettings) -> tuple[Catalog, AssumptionSet, Universe]:

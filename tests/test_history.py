@@ -49,3 +49,19 @@ def test_compare_to_a_file_that_is_not_a_saved_plan(tmp_path: Path) -> None:
     bad.write_text("{}")
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--compare-to", str(bad)])
     assert r.exit_code == 2 and "not a saved plan" in r.stderr
+
+
+def test_warm_start_hint_never_changes_the_answer() -> None:
+    """A hint (right, or infeasible) only warms the search: the proven optimum is the same."""
+    from solver.problem import load_problem
+    from solver.render import result_dict, to_json
+    from solver.solve import SolveSettings, solve_problem
+    lp = load_problem(PROBLEM)
+    base = solve_problem(lp, SolveSettings(alternatives=False))
+    p = base.plan
+    good = {"option": p.option, "nodes": p.nodes, "quotes": {q.id: q.nodes for q in p.quotes}}
+    bad = {"option": p.option, "nodes": p.nodes, "quotes": {"no-such-quote": 999}}
+    wrong = {"option": "dgx-h100/cloud", "nodes": 1, "quotes": {}}
+    for hint in (good, bad, wrong):
+        r = solve_problem(lp, SolveSettings(alternatives=False, hint=hint))
+        assert to_json(result_dict(r)) == to_json(result_dict(base))

@@ -1,0 +1,146 @@
+"""`plan sensitivity FILE`: how robust the decision is.
+
+1. Break-even prices. For the chosen plan: the price of its main quote above which it would no longer be chosen.
+   For each runner-up: the price of its main quote below which it would be chosen (`whynot._break_even`). Both by
+   bisection on re-solves, at the quote's price resolution ($0.01 per GPU-hour, $1 per node or node-month).
+2. Sweeps of the main uncertain inputs — tokens ±50%, MFU ±20%, every lead time +0…180 days, electricity price —
+   re-solving at each value and reporting the plan it leads to.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .catalog import load_catalog
+from .problem import LoadedProblem, load_problem
+from .solve import SolveSettings, solve_problem
+from .whynot import Context, _break_even, why_not
+
+SWEEPS: dict[str, list[float]] = {
+    "tokens": [0.5, 0.75, 1.0, 1.25, 1.5],
+    "mfu": [0.8, 0.9, 1.0, 1.1, 1.2],
+    "lead_time_days": [0, 30, 90, 180],
+    "electricity": [0.5, 1.0, 1.5, 2.0],
+}
+
+
+def _resolve(lp: LoadedProblem, sets: list[str], quotes: tuple[str, ...], settings: SolveSettings) -> dict[str, Any]:
+    lp2 = load_problem(lp.source.file, lp.overrides + sets)
+    r = solve_problem(lp2, SolveSettings(time_limit=settings.time_limit, allow_expired=settings.allow_expired,
+                                         extra_quotes=settings.extra_quotes + quotes, alternatives=False))
+    p = r.plan
+    return {"status": r.status, "option": p.option if p else None, "nodes": p.nodes if p else None,
+            "cost_usd": round(p.total_cost) if p else None, "finish": p.finish.isoformat() if p else None}
+
+
+def sweeps(lp: LoadedProblem, settings: SolveSettings, which: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    p = lp.problem
+    base_mfu = None
+    for name in which or list(SWEEPS):
+        rows = []
+        for f in SWEEPS[name]:
+            sets: list[str] = []
+            quotes: tuple[str, ...] = ()
+            tmp = None
+            if name == "tokens":
+                sets = [f"workload.tokens={p.workload.tokens * f:.6g}"]
+                label = f"{f:.0%}"
+            elif name == "mfu":
+                from .assumptions import load_assumptions
+                base_mfu = base_mfu or load_assumptions().values.compute.mfu_base
+                sets = [f"risk.compute.mfu_base.{k}={v * f:.6g}" for k, v in base_mfu.items()]
+                label = f"{f:.0%}"
+            elif name == "lead_time_days":
+                label = f"+{f:g} d"
+                if f:
+                    tmp = tempfile.TemporaryDirectory()
+                    cat = load_catalog(list(p.catalogs) + list(settings.extra_quotes))
+                    shifted = []
+                    for q in cat.quotes.values():
+                        d = q.model_dump(mode="json", exclude_none=True)
+                        d["lead_time_days"] = q.lead_time_days + f
+                        if q.lead_time_p90_days is not None:
+                            d["lead_time_p90_days"] = q.lead_time_p90_days + f
+                        d["lead_time_days"] = min(d["lead_time_days"], 3650)
+                        shifted.append(d)
+                    qf = Path(tmp.name) / "shifted.yaml"
+                    qf.write_text(yaml.safe_dump({"quotes": shifted}))
+                    quotes = (str(qf),)
+            else:
+                if p.site is None:
+                    continue
+                sets = [f"site.electricity_usd_per_kwh={p.site.electricity_usd_per_kwh * f:.6g}"]
+                label = f"{f:.0%}"
+            row = _resolve(lp, sets, quotes, settings)
+            row["value"] = label
+            rows.append(row)
+            if tmp is not None:
+                tmp.cleanup()
+        out[name] = rows
+    return out
+
+
+def break_evens(lp: LoadedProblem, settings: SolveSettings, top: int = 3) -> list[dict[str, Any]]:
+    """Break-even prices for the chosen plan and the next `top - 1` runners-up."""
+    ctx = Context(lp, settings)
+    full = solve_problem(lp, settings)
+    out: list[dict[str, Any]] = []
+    if full.plan is None:
+        return out
+    chosen = full.plan
+    main_q = max(chosen.quotes, key=lambda q: (q.nodes, q.id))
+    out.append({"plan": chosen.option, "role": "chosen", "cost_usd": round(chosen.total_cost), "quote": main_q.id,
+                "current": main_q.price, **_chosen_break_even(lp, settings, ctx, main_q.id, full)})
+    for alt in full.alternatives[: max(0, top - 1)]:
+        res = why_not(lp, alt.plan.option, settings, context=ctx)
+        be = res.get("break_even") or {}
+        out.append({"plan": alt.plan.option, "role": "runner-up", "cost_usd": round(alt.plan.total_cost),
+                    "quote": be.get("quote"), "current": be.get("current"), "break_even": be.get("price"),
+                    "note": be.get("note")})
+    return out
+
+
+def _chosen_break_even(lp: LoadedProblem, settings: SolveSettings, ctx: Context, quote_id: str,
+                       full: Any) -> dict[str, Any]:
+    """The price of the chosen plan's main quote above which another plan is chosen (bisection on re-solves)."""
+    cat = ctx.cat
+    q = cat.quotes[quote_id]
+    step = 0.01 if q.mode == "cloud" else 1.0
+    field = {"buy": "price_usd", "cloud": "usd_per_gpu_hour", "managed": "usd_per_month"}[q.mode]
+    chosen_option = full.plan.option
+
+    def still_chosen(price: float) -> bool:
+        d = q.model_dump(mode="json", exclude_none=True)
+        d[field] = price
+        with tempfile.TemporaryDirectory() as t:
+            f = Path(t) / "q.yaml"
+            f.write_text(yaml.safe_dump({"quotes": [d]}))
+            r = solve_problem(lp, SolveSettings(time_limit=settings.time_limit, extra_quotes=settings.extra_quotes
+                                                + (str(f),), alternatives=False, allow_expired=settings.allow_expired))
+        return r.plan is not None and r.plan.option == chosen_option and any(
+            x.id == quote_id for x in r.plan.quotes)
+
+    lo, hi = q.price, q.price * 2
+    guard = 0
+    while still_chosen(hi) and guard < 8:
+        lo, hi = hi, hi * 2
+        guard += 1
+    if guard == 8:
+        return {"break_even": None, "note": "stays chosen even at 256x today's price"}
+    while hi - lo > step:
+        mid = round((lo + hi) / 2 / step) * step
+        if mid <= lo or mid >= hi:
+            break
+        if still_chosen(mid):
+            lo = mid
+        else:
+            hi = mid
+    return {"break_even": round(lo, 2), "note": f"chosen up to {lo:,.2f}; at {hi:,.2f} another plan wins"}
+
+
+__all__ = ["sweeps", "break_evens", "_break_even"]
