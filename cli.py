@@ -151,12 +151,14 @@ def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets
               type=click.Choice(["tokens", "mfu", "lead_time_days", "electricity"]),
               help="Which inputs to sweep (default: all).")
 @click.option("--no-sweeps", is_flag=True, help="Only the break-even prices.")
+@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg",
+              help="Also draw the sweeps (needs the optional matplotlib extra).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE")
 @click.option("--quotes", "quotes", multiple=True)
 @guarded
-def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, fmt: str,
-                sets: tuple[str, ...], quotes: tuple[str, ...]) -> None:
+def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, chart_path: str | None,
+                fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> None:
     """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
     from tabulate import tabulate
 
@@ -170,6 +172,9 @@ def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bo
     settings = SolveSettings(extra_quotes=tuple(quotes))
     be = break_evens(lp, settings, top)
     sw = {} if no_sweeps else sweeps(lp, settings, list(sweep_names) or None)
+    if chart_path:
+        from solver.sensitivity import chart
+        chart(sw, chart_path)
     if fmt == "json":
         click.echo(to_json({"break_even": be, "sweeps": sw}), nl=False)
         return

@@ -143,4 +143,29 @@ def _chosen_break_even(lp: LoadedProblem, settings: SolveSettings, ctx: Context,
     return {"break_even": round(lo, 2), "note": f"chosen up to {lo:,.2f}; at {hi:,.2f} another plan wins"}
 
 
-__all__ = ["sweeps", "break_evens", "_break_even"]
+def chart(sweep_rows: dict[str, list[dict[str, Any]]], path: str) -> None:
+    """PNG or SVG of plan cost against each swept input (needs the optional matplotlib extra)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from .errors import InputError
+        raise InputError("charts need matplotlib: pip install 'plan[chart]'", path="--chart") from None
+    names = [n for n, rows in sweep_rows.items() if rows]
+    fig, axes = plt.subplots(1, max(1, len(names)), figsize=(4 * max(1, len(names)), 3.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = sweep_rows[name]
+        xs = [r["value"] for r in rows]
+        ys = [(r["cost_usd"] or 0) / 1e6 for r in rows]
+        ax.plot(xs, ys, marker="o")
+        for x, y, r in zip(xs, ys, rows):
+            ax.annotate((r["option"] or "none").split("/")[0], (x, y), fontsize=6, rotation=30)
+        ax.set_title(name)
+        ax.set_ylabel("cost ($M)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = ["sweeps", "break_evens", "chart"]

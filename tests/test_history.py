@@ -65,3 +65,18 @@ def test_warm_start_hint_never_changes_the_answer() -> None:
     for hint in (good, bad, wrong):
         r = solve_problem(lp, SolveSettings(alternatives=False, hint=hint))
         assert to_json(result_dict(r)) == to_json(result_dict(base))
+
+
+def test_expired_quote_is_not_used_unless_allowed(tmp_path: Path) -> None:
+    q = load_catalog([]).quotes["lambda-b200-8x-ondemand"].model_dump(mode="json", exclude_none=True)
+    q.update(id="old-bargain", usd_per_gpu_hour=0.5, quoted_on="2026-01-01", valid_until="2026-06-30")
+    qf = tmp_path / "q.yaml"
+    qf.write_text(yaml.safe_dump({"quotes": [q]}))
+    r = CliRunner().invoke(main, ["solve", PROBLEM, "--quotes", str(qf), "--format", "json"])
+    out = json.loads(r.stdout)
+    assert all(x["id"] != "old-bargain" for x in out["plan"]["quotes"])
+    assert any("old-bargain (valid until 2026-06-30)" in w for w in out["warnings"])
+    r = CliRunner().invoke(main, ["solve", PROBLEM, "--quotes", str(qf), "--allow-expired", "--format", "json"])
+    out = json.loads(r.stdout)
+    assert any(x["id"] == "old-bargain" for x in out["plan"]["quotes"])
+    assert any("EXPIRED QUOTE: old-bargain" in w for w in out["warnings"])

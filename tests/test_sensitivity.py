@@ -37,3 +37,21 @@ def test_more_tokens_never_cost_less() -> None:
     rows = sweeps(lp, SolveSettings(), ["tokens"])["tokens"]
     costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
     assert len(costs) == len(rows) and costs == sorted(costs)
+
+
+def test_chart_is_optional(tmp_path: Path) -> None:
+    """With matplotlib the sweeps are drawn; without it, a clear input error (exit 2), never an ImportError."""
+    from solver.errors import InputError
+    from solver.sensitivity import chart
+    rows = {"tokens": [{"value": "50%", "cost_usd": 1e6, "option": "dgx-b200/cloud"},
+                       {"value": "100%", "cost_usd": 2e6, "option": "dgx-b200/cloud"}]}
+    out = tmp_path / "s.svg"
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        import pytest
+        with pytest.raises(InputError, match="matplotlib"):
+            chart(rows, str(out))
+        return
+    chart(rows, str(out))
+    assert out.read_text().lstrip().startswith("<?xml")
