@@ -230,6 +230,38 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
     return out
 
 
+def dominated_quotes(o: Option, pts: list[Point], lp: LoadedProblem, a: Assumptions) -> set[str]:
+    """Quotes another quote of the same option beats on everything (Python presolve, optimisation only).
+
+    q is dominated by d when d alone can supply any point of the option (capacity at least the largest node count,
+    min_nodes no larger than q's), is ready no later, has no larger slip premium, is no dearer per node at every
+    point (cost and cash), is not an estimate unless q is, and no rule names either: then moving q's nodes to d
+    never makes a plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
+    """
+    named = {qid for r in lp.problem.rules for qid in (quote_ids(r.when) or [])}
+    top = max((pt.n for pt in pts), default=0)
+    ready = {q.id: quote_ready_day(q, o, a) for q in o.quotes}
+    slip = {q.id: slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money) for q in o.quotes}
+    out: set[str] = set()
+    for q in o.quotes:
+        if q.id in named:
+            continue
+        for d in o.quotes:
+            if d.id == q.id or d.id in named or d.id in out or d.max_nodes < top or d.min_nodes > q.min_nodes:
+                continue
+            if ready[d.id] > ready[q.id] or slip[d.id] > slip[q.id] or (d.kind == "estimate" and q.kind != "estimate"):
+                continue
+            pairs = [(pt.per_node[d.id], pt.per_node[q.id]) for pt in pts]
+            if any(dl.total_cost > ql.total_cost or dl.total_cash > ql.total_cash for dl, ql in pairs):
+                continue
+            strict = any(dl.total_cost < ql.total_cost or dl.total_cash < ql.total_cash for dl, ql in pairs) or \
+                ready[d.id] < ready[q.id] or slip[d.id] < slip[q.id]
+            if strict or d.id < q.id:
+                out.add(q.id)
+                break
+    return out
+
+
 def statically_excluded(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe, unit: int) -> bool:
     """Python presolve for optimisation (every group enforced): drop points no plan can use.
 
@@ -299,14 +331,19 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 cost_terms.append(units(pt.fixed.total_cost + pt.n * lines.total_cost, unit) * z[i])
                 cash_terms.append(units(pt.fixed.total_cash + pt.n * lines.total_cash, unit) * z[i])
             continue
+        dominated = dominated_quotes(o, [points[i] for i in idx], lp, a) if prune else set()
+        zero = m.new_constant(0)
         for q in o.quotes:
-            u[q.id] = m.new_bool_var(f"u[{q.id}]")
+            u[q.id] = m.new_bool_var(f"u[{q.id}]") if q.id not in dominated else zero
         for i in idx:
             pt = points[i]
             cost_terms.append(units(pt.fixed.total_cost, unit) * z[i])
             cash_terms.append(units(pt.fixed.total_cash, unit) * z[i])
             share = []
             for q in o.quotes:
+                if q.id in dominated:
+                    y[(q.id, i)] = zero
+                    continue
                 v = m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
                 y[(q.id, i)] = v
                 share.append(v)
@@ -314,6 +351,9 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 cash_terms.append(units(pt.per_node[q.id].total_cash, unit) * v)
             m.add(sum(share) == pt.n * z[i])
         for q in o.quotes:
+            if q.id in dominated:
+                x[q.id] = 0
+                continue
             xq = sum(y[(q.id, i)] for i in idx)
             x[q.id] = xq
             m.add(xq <= max_n * u[q.id])
@@ -419,7 +459,7 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
         for q in o.quotes:
             lit = group(f"quotes.{q.id}.max_nodes", "capacity", ("quotes", q.id, "max_nodes"),
                         f"{q.id} can supply at most {q.max_nodes} nodes", "node", q.max_nodes)
-            if q.max_nodes < max_n:
+            if q.max_nodes < max_n and not isinstance(x[q.id], int):
                 m.add(x[q.id] <= q.max_nodes + slack(f"quotes.{q.id}.max_nodes", max_n)).only_enforce_if(lit)
 
     cost_expr = sum(cost_terms)
