@@ -18,7 +18,7 @@ import yaml
 from .catalog import load_catalog
 from .problem import LoadedProblem, load_problem
 from .solve import SolveSettings, solve_problem
-from .whynot import Context, _break_even, why_not
+from .whynot import Context, bisect_price, why_not
 
 SWEEPS: dict[str, list[float]] = {
     "tokens": [0.5, 0.75, 1.0, 1.25, 1.5],
@@ -132,14 +132,7 @@ def _chosen_break_even(lp: LoadedProblem, settings: SolveSettings, ctx: Context,
         guard += 1
     if guard == 8:
         return {"break_even": None, "note": "stays chosen even at 256x today's price"}
-    while hi - lo > step:
-        mid = round((lo + hi) / 2 / step) * step
-        if mid <= lo or mid >= hi:
-            break
-        if still_chosen(mid):
-            lo = mid
-        else:
-            hi = mid
+    lo, hi = bisect_price(lo, hi, step, still_chosen)
     return {"break_even": round(lo, 2), "note": f"chosen up to {lo:,.2f}; at {hi:,.2f} another plan wins"}
 
 

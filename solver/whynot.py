@@ -159,6 +159,20 @@ def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = Non
     return out
 
 
+def bisect_price(lo: float, hi: float, step: float, holds: Any) -> tuple[float, float]:
+    """Largest price on the `step` grid where `holds` is true, given holds(lo) and not holds(hi): the ranking
+    flips between the returned pair, which are one step apart (or as close as the grid allows)."""
+    while hi - lo > step:
+        mid = round((lo + hi) / 2 / step) * step
+        if mid <= lo or mid >= hi:
+            break
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
 def _break_even(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set[str], quote_id: str,
                 ids: set[str], unit: int, horizon: int, chosen_obj: int, settings: SolveSettings,
                 qid: str | None) -> dict[str, Any]:
@@ -173,15 +187,7 @@ def _break_even(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set
     if not wins(0.0 if q.mode != "cloud" else step):
         return {"quote": quote_id, "price": None, "current": q.price,
                 "note": "does not win even at (almost) zero price: its other costs or dates lose"}
-    lo, hi = 0.0 if q.mode != "cloud" else step, q.price
-    while hi - lo > step:
-        mid = round((lo + hi) / 2 / step) * step
-        if mid <= lo or mid >= hi:
-            break
-        if wins(mid):
-            lo = mid
-        else:
-            hi = mid
+    lo, _hi = bisect_price(0.0 if q.mode != "cloud" else step, q.price, step, wins)
     return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": {
         "buy": "usd per node", "cloud": "usd per GPU-hour", "managed": "usd per node-month"}[q.mode],
         "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
