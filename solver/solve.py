@@ -99,10 +99,13 @@ def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSe
         qrank = sum(k * b.x[q.id] for k, q in enumerate(sorted((q for o in b.universe.options for q in o.quotes
                                                                    if q.id in b.x), key=lambda q: q.id)))
         m.minimize(b.rank * (len(b.x) * 100_000 + 1) + qrank)
+        m.clear_hints()
         for i, zi in enumerate(b.z):
             m.add_hint(zi, solver.value(zi))
         solver2 = solver_for(settings)
         status2 = solver2.solve(m)
+        if status2 == cp_model.MODEL_INVALID:
+            raise RuntimeError("internal error: tie-break model invalid: " + m.validate()[:300])
         if status2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             solver = solver2
         m.clear_hints()

@@ -16,9 +16,17 @@ from solver.solve import SolveSettings, solve_problem
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_chosen_break_even_is_exact() -> None:
+import pytest
+
+
+@pytest.fixture(scope="module")
+def chosen() -> dict:
     lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    chosen = break_evens(lp, SolveSettings(), top=1)[0]
+    return break_evens(lp, SolveSettings(), top=1)[0]
+
+
+def test_chosen_break_even_is_exact(chosen: dict) -> None:
+    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
     assert chosen["role"] == "chosen" and chosen["break_even"] is not None
     assert chosen["break_even"] >= chosen["current"]
     q = load_catalog([]).quotes[chosen["quote"]].model_dump(mode="json", exclude_none=True)
@@ -55,3 +63,26 @@ def test_chart_is_optional(tmp_path: Path) -> None:
         return
     chart(rows, str(out))
     assert out.read_text().lstrip().startswith("<?xml")
+
+
+def test_price_past_break_even_flips_and_the_diff_names_the_quote(chosen: dict, tmp_path: Path) -> None:
+    """Past the break-even price the plan changes and `--compare-to` names the quote; at it, nothing changes."""
+    import json
+
+    from click.testing import CliRunner
+
+    from cli import main
+    problem = str(ROOT / "constraints" / "finetune-70b.yaml")
+    base = tmp_path / "base.json"
+    assert CliRunner().invoke(main, ["solve", problem, "--save", str(base)]).exit_code == 0
+    q = load_catalog([]).quotes[chosen["quote"]].model_dump(mode="json", exclude_none=True)
+    for price, flips in ((round(chosen["break_even"] + 0.01, 2), True), (chosen["break_even"], False)):
+        q["usd_per_gpu_hour"] = price
+        f = tmp_path / f"q{price}.yaml"
+        f.write_text(yaml.safe_dump({"quotes": [q]}))
+        r = CliRunner().invoke(main, ["solve", problem, "--quotes", str(f), "--compare-to", str(base),
+                                      "--format", "json"])
+        d = json.loads(r.stdout)["diff"]
+        assert any(chosen["quote"] in c for c in d["causes"])
+        moved = d["decision_changed"] and any(c["field"] == "quotes" for c in d["changes"])
+        assert moved == flips, (price, d["changes"])
