@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
+import resource
 from pathlib import Path
 
 import yaml
@@ -73,14 +73,12 @@ def run_size(n: int, rules: bool, brute_limit: float, tmp: Path) -> dict:
     sets = RULES if rules else ["rules=[]"]
     lp = load_problem(ROOT / "constraints" / "datacenter.yaml", sets)
     settings = SolveSettings(extra_quotes=(str(qfile),), alternatives=False)
-    tracemalloc.start()
     t0 = time.perf_counter()
     _cat, aset, u = prepare(lp, settings)
     t1 = time.perf_counter()
     result = solve_problem(lp, settings)
     t2 = time.perf_counter()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     row = {"quotes": n, "rules": rules, "options": len(u.options),
            "points": sum(len(o.points) for o in u.options), "estimates_s": round(t1 - t0, 2),
            "solve_total_s": round(t2 - t1, 2), "status": result.status, "objective": result.objective,
@@ -127,7 +125,7 @@ def explain_time(n: int, tmp: Path) -> dict:
     qfile = tmp / f"quotes-{n}.yaml"
     if not qfile.exists():
         qfile.write_text(yaml.safe_dump({"quotes": random_quotes(n)}))
-    lp = load_problem(ROOT / "constraints" / "infeasible-budget.yaml")
+    lp = load_problem(ROOT / "constraints" / "infeasible-budget.yaml", ["budget.max_usd=1k"])
     t0 = time.perf_counter()
     r = solve_problem(lp, SolveSettings(extra_quotes=(str(qfile),)))
     return {"quotes": n, "status": r.status, "conflict": (r.explanation or {}).get("conflict"),
@@ -149,23 +147,30 @@ def main() -> None:
     ap.add_argument("--sizes", default="10,100,1000,5000")
     ap.add_argument("--brute-limit", type=float, default=120.0)
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)  # N,rules: one case in this process
     args = ap.parse_args()
+    if args.one:
+        n, rules = args.one.split(",")
+        with tempfile.TemporaryDirectory() as d:
+            if rules == "explain":
+                print(json.dumps(explain_time(int(n), Path(d))))
+            else:
+                print(json.dumps(run_size(int(n), rules == "1", args.brute_limit, Path(d))))
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"machine: {platform.machine()}, {platform.python_version()}, cpus: {__import__('os').cpu_count()}")
     rows = {"cli": {}, "solve": [], "explain": []}
     for f in sorted(p.name for p in (ROOT / "constraints").glob("*.yaml")):
         rows["cli"][f] = cli_median(f"constraints/{f}")
         print(f"cli median {f}: {rows['cli'][f]} s", flush=True)
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        for n in sizes:
-            for rules in (False, True):
-                row = run_size(n, rules, args.brute_limit, tmp)
-                rows["solve"].append(row)
-                print(json.dumps(row), flush=True)
-            e = explain_time(n, tmp)
-            rows["explain"].append(e)
-            print(json.dumps(e), flush=True)
+    for n in sizes:  # each case in its own process: peak memory is per case, nothing is shared between cases
+        for case in ("0", "1", "explain"):
+            out = subprocess.run([sys.executable, __file__, "--one", f"{n},{case}", "--brute-limit",
+                                  str(args.brute_limit)], capture_output=True, text=True, check=False)
+            row = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {
+                "quotes": n, "case": case, "error": out.stderr.strip().splitlines()[-1:]}
+            rows["explain" if case == "explain" else "solve"].append(row)
+            print(json.dumps(row), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 
