@@ -171,6 +171,9 @@ def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bo
     lp = load_problem(file, list(sets))
     settings = SolveSettings(extra_quotes=tuple(quotes))
     be = break_evens(lp, settings, top)
+    if not be:
+        click.echo("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.")
+        sys.exit(1)
     sw = {} if no_sweeps else sweeps(lp, settings, list(sweep_names) or None)
     if chart_path:
         from solver.sensitivity import chart
