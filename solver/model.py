@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .cpsat import cp_model
+from .cpsat import Model, cp_model
 
 from .assumptions import Assumptions
 from .cost import slip_premium
@@ -278,7 +278,7 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
     """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations;
     `elastic=True` gives every numeric limit a slack variable (`Built.slacks`) for feasRelax-style repairs."""
     p = lp.problem
-    m = cp_model.CpModel()
+    m = Model()
     unit = unit or money_unit(lp, universe)
     prune = (guard == "fixed") if prune is None else prune
     points = [pt for o in universe.options for pt in o.points if pt.workable
