@@ -61,6 +61,7 @@ class Plan:
     unit: int
     rules_applied: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    accounting: str = "depreciation"
 
     @property
     def total_cost(self) -> float:
@@ -157,7 +158,8 @@ def make_plan(problem: Problem, a: Assumptions, pt: Point, alloc: dict[str, int]
         recompute=pt.memory.recompute, tensor_parallel=pt.memory.tensor_parallel, power_kw=pt.power_kw,
         racks=pt.racks_with_power if o.mode == "buy" else None, utilisation=t.utilisation, efficiency=t.efficiency,
         flops=t.flops, gpu_hours=t.wall_hours * pt.gpus, interruptions=t.interruptions, lines=lines,
-        model_cost_units=model_units, unit=unit, rules_applied=names, warnings=warnings)
+        model_cost_units=model_units, unit=unit, rules_applied=names, warnings=warnings,
+        accounting=problem.policy.accounting)
 
 
 @dataclass

@@ -44,6 +44,7 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
         "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
         "rules_applied": p.rules_applied, "warnings": p.warnings,
+        **({"accounting": p.accounting} if p.mode == "buy" else {}),
     }
 
 
@@ -97,6 +98,10 @@ def plan_block(p: Plan, r: Result, deadline: Any = None, budget: Any = None, app
     lines.append(f"  power         {site}")
     bud = f"; budget {usd(budget)} ({applies_to})" if budget else ""
     lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost; cash committed {usd(p.total_cash)}{bud}")
+    if p.mode == "buy":
+        basis = ("straight-line depreciation over the holding period (delivery to finish)"
+                 if p.accounting == "depreciation" else "full capex")
+        lines.append(f"  basis         bought hardware charged as {basis} (policy.accounting)")
     rows = []
     for name, v in p.lines.cost.items():
         cash = p.lines.cash.get(name)
