@@ -34,7 +34,7 @@ from solver.brute import brute_force  # noqa: E402
 from solver.catalog import load_catalog  # noqa: E402
 from solver.model import build, money_unit  # noqa: E402
 from solver.problem import load_problem  # noqa: E402
-from solver.solve import SolveSettings, optimise, prepare, solve_problem  # noqa: E402
+from solver.solve import SolveSettings, prepare, solve_problem  # noqa: E402
 
 SMALL_GRID = ["risk.node_grid.fine_until=12", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=4",
               "schedule.deadline=2029-12-31", "budget.max_usd=10B"]

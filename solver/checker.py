@@ -9,7 +9,6 @@ a CP-SAT wrong answer, cf. google/or-tools#5293) and raises `PlanCheckError` —
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 
 from .assumptions import Assumptions
 from .catalog import Catalog
@@ -83,7 +82,7 @@ def check_plan(lp: LoadedProblem, cat: Catalog, a: Assumptions, universe: Univer
             bad.append(f"quotes.{q.id}.max_nodes: {pq.nodes} > {q.max_nodes}")
         if pq.nodes < q.min_nodes:
             bad.append(f"quote {q.id}: {pq.nodes} nodes < min_nodes {q.min_nodes}")
-        if q.expired(lp.as_of) and not any(e.id == q.id for e in []) and q in universe.expired:
+        if q in universe.expired:
             bad.append(f"quote {q.id} is expired")
 
     # Memory.
@@ -226,4 +225,3 @@ def check_plan(lp: LoadedProblem, cat: Catalog, a: Assumptions, universe: Univer
             bad.append(f"rules.{rule.name}: plan does not match a required pattern")
     if bad:
         raise PlanCheckError("plan check failed for " + plan.option + f" x{plan.nodes}: " + "; ".join(bad))
-    _ = timedelta

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -204,5 +203,3 @@ def render_diff(d: dict[str, Any], today: dict[str, Any] | None = None) -> str:
             lines.append(f"the previous plan is no longer feasible: {today.get('reason')}")
     return "\n".join(lines) + "\n"
 
-
-_ = timedelta

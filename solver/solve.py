@@ -244,4 +244,3 @@ def load_and_solve(file: str, sets: list[str] | None = None, settings: SolveSett
 
 
 __all__ = ["SolveSettings", "solve_problem", "load_and_solve", "prepare", "optimise"]
-_ = load_assumptions

@@ -10,7 +10,6 @@ Product bugs this corpus finds are fixed; a new one is added as a strict xfail i
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
