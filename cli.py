@@ -96,13 +96,12 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
             else:
                 click.echo(history.render_diff(d, today), nl=False)
             sys.exit(EXIT[result.status])
-    kw = dict(deadline=p.schedule.deadline, budget=p.budget.max_usd, applies_to=p.budget.applies_to, top=top)
     if fmt == "json":
         click.echo(to_json(result_dict(result)), nl=False)
     elif fmt == "markdown":
-        click.echo(render_markdown(result, **kw), nl=False)
+        click.echo(render_markdown(result, p.schedule.deadline, p.budget.max_usd, p.budget.applies_to, top), nl=False)
     else:
-        click.echo(render_table(result, **kw), nl=False)
+        click.echo(render_table(result, p.schedule.deadline, p.budget.max_usd, p.budget.applies_to, top), nl=False)
         click.echo(f"(solved in {result.solve_seconds:.2f} s; money unit ${result.unit:,} in the model)", err=True)
     sys.exit(EXIT[result.status])
 
@@ -130,9 +129,9 @@ def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets
     if why_not_id is None:
         result = solve_problem(lp, settings)
         p = lp.problem
-        kw = dict(deadline=p.schedule.deadline, budget=p.budget.max_usd, applies_to=p.budget.applies_to)
+        args = (p.schedule.deadline, p.budget.max_usd, p.budget.applies_to)
         text = (to_json(result_dict(result)) if fmt == "json" else
-                render_markdown(result, **kw) if fmt == "markdown" else render_table(result, **kw))
+                render_markdown(result, *args) if fmt == "markdown" else render_table(result, *args))
         click.echo(text, nl=False)
         sys.exit(EXIT[result.status])
     out = why_not(lp, why_not_id, settings)

@@ -10,6 +10,7 @@ import difflib
 import os
 from datetime import date
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -234,7 +235,7 @@ def _load_one(catalog: Catalog, file: Path, layer: str) -> None:
             raise src.error((key,), "expected a list of entries")
     model = {"accelerators": _AcceleratorFile, "systems": _SystemFile, "quotes": _QuoteFile}
     for key in keys:
-        parsed = validate(model[key], src, {key: src.data[key]})
+        parsed: Any = validate(model[key], src, {key: src.data[key]})  # type: ignore[arg-type]
         _add(catalog, src, key, getattr(parsed, key), layer)
     extra = set(src.data) - set(keys)
     if extra:
@@ -255,7 +256,7 @@ def _check_references(catalog: Catalog) -> None:
                              file=catalog.origin["quotes:" + qid], path="system")
 
 
-def load_catalog(extra: list[str | Path], *, bundled: Path | None = None) -> Catalog:
+def load_catalog(extra: Sequence[str | Path], *, bundled: Path | None = None) -> Catalog:
     """Bundled catalogs first, then each extra file or folder in order; later entries win by id."""
     catalog = Catalog()
     base = bundled or CATALOG_DIR

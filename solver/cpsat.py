@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import TYPE_CHECKING
 
 
 def _import_cp_model() -> types.ModuleType:
@@ -29,10 +30,13 @@ def _import_cp_model() -> types.ModuleType:
     return cp_model
 
 
-cp_model = _import_cp_model()
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+else:
+    cp_model = _import_cp_model()
 
 
-class Model(cp_model.CpModel):  # type: ignore[misc,name-defined]
+class Model(cp_model.CpModel):
     """A CpModel without the deprecated CamelCase aliases ortools attaches to every instance (~7 ms each, and
     plan builds one model per accelerator/mode pair). Only snake_case methods are used here."""
 
@@ -40,7 +44,7 @@ class Model(cp_model.CpModel):  # type: ignore[misc,name-defined]
         return None
 
 
-def make_solver(limit: float, *, workers: int = 1, presolve: bool = True) -> "cp_model.CpSolver":
+def make_solver(limit: float, *, workers: int = 1, presolve: bool = True) -> cp_model.CpSolver:
     """A CP-SAT solver with this project's settings.
 
     Deterministic (seed 0, a deterministic-time limit, one worker unless asked), the ortools 9.15 wrong-optimum

@@ -26,7 +26,7 @@ def feasibility_solver(limit: float = 10.0) -> cp_model.CpSolver:
     return make_solver(limit, presolve=False)
 
 
-def _status(b: Built, active: list[str], forced: list[Any]) -> int:
+def _status(b: Built, active: list[str], forced: list[Any]) -> Any:
     m = b.model
     m.clear_assumptions()
     m.add_assumptions([b.lits[g] for g in active] + forced)

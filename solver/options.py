@@ -132,7 +132,7 @@ def node_grid(a: Assumptions) -> list[int]:
 def check_references(lp: LoadedProblem, cat: Catalog) -> None:
     """Ids in policy and rules must exist in the catalog: a typo must not silently match nothing."""
     p = lp.problem
-    known = {
+    known: dict[str, list[str]] = {
         "accelerator": sorted(cat.accelerators), "system": sorted(cat.systems), "quote": sorted(cat.quotes),
         "vendor": sorted({a.vendor for a in cat.accelerators.values()}),
         "class": ["consumer", "workstation", "datacenter", "tpu", "wafer"], "mode": ["buy", "cloud", "managed"],

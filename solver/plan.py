@@ -140,14 +140,14 @@ def make_plan(problem: Problem, a: Assumptions, pt: Point, alloc: dict[str, int]
                                     q.valid_until, q.source))
     start = as_of + timedelta(days=start_day)
     warnings = []
-    for q in quotes:
-        if q.kind == "estimate":
-            warnings.append(f"ESTIMATED PRICE: quote {q.id} is an estimate, not a real offer ({q.source}); "
+    for pq in quotes:
+        if pq.kind == "estimate":
+            warnings.append(f"ESTIMATED PRICE: quote {pq.id} is an estimate, not a real offer ({pq.source}); "
                             "get a real quote before committing")
-        if q.valid_until < as_of:
-            warnings.append(f"EXPIRED QUOTE: {q.id} expired on {q.valid_until} (used because --allow-expired)")
-        elif o.mode == "buy" and q.valid_until < start - timedelta(days=math.ceil(q.lead_time_days)):
-            warnings.append(f"quote {q.id} expires {q.valid_until}, before the latest order date for this start")
+        if pq.valid_until < as_of:
+            warnings.append(f"EXPIRED QUOTE: {pq.id} expired on {pq.valid_until} (used because --allow-expired)")
+        elif o.mode == "buy" and pq.valid_until < start - timedelta(days=math.ceil(pq.lead_time_days)):
+            warnings.append(f"quote {pq.id} expires {pq.valid_until}, before the latest order date for this start")
     if o.accel.cls == "consumer":
         warnings.append("consumer cards: no ECC / datacenter use voids the warranty (seed 000); risk premium applied")
     t = pt.time

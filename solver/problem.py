@@ -26,6 +26,7 @@ ATTRIBUTES = ("accelerator", "system", "vendor", "class", "mode", "quote", "ecc"
               "network")
 QUANTITIES = ("gpus", "nodes", "days", "power_kw", "cost")
 OPERATORS = ("gt", "ge", "lt", "le", "eq")
+ALL_MODES: tuple[Literal["buy", "cloud", "managed"], ...] = ("buy", "cloud", "managed")
 
 
 class Workload(Strict):
@@ -98,8 +99,7 @@ class Selection(Strict):
 
 
 class Policy(Strict):
-    modes: list[Literal["buy", "cloud", "managed"]] = Field(default_factory=lambda: ["buy", "cloud", "managed"],
-                                                             min_length=1)
+    modes: list[Literal["buy", "cloud", "managed"]] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
     require_ecc: bool = False
     accelerators: Selection = Field(default_factory=Selection)
     vendors: Selection = Field(default_factory=Selection)

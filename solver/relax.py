@@ -103,10 +103,10 @@ def _numeric_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionS
         r = oracle.minimize(active, lambda b: b.x[qid] if qid in b.x else 0)
         if r is None:
             return None
-        q = oracle.universe.quote(qid)
+        quote = oracle.universe.quote(qid)
         to = r[0]
-        out = {"group": g, "from": q.max_nodes, "to": to, "unit": "node",
-               "text": f"get {to} nodes from quote {qid} (it offers {q.max_nodes})"}
+        out = {"group": g, "from": quote.max_nodes, "to": to, "unit": "node",
+               "text": f"get {to} nodes from quote {qid} (it offers {quote.max_nodes})"}
     bound = r[0] if g != "site.it_power_kw" else int(out["to"]) * 1000
     cheapest = oracle.minimize(active, lambda b: b.cost, cap=(QUANTITY[_kind(g)](lp, g), bound))
     _v, _pair, b, solver = cheapest if cheapest is not None else r
@@ -231,14 +231,17 @@ def combined_relaxation(lp: LoadedProblem, aset: AssumptionSet, universe: Univer
         v = int(solver.value(s))
         if v <= 0:
             continue
+        sched = p.schedule
         if g == "budget.max_usd":
             changes.append({"group": g, "from": p.budget.max_usd, "to": p.budget.max_usd + v * unit, "unit": "usd"})  # type: ignore[operator]
         elif g == "schedule.deadline":
-            changes.append({"group": g, "from": p.schedule.deadline.isoformat(),  # type: ignore[union-attr]
-                            "to": (p.schedule.deadline + timedelta(days=v)).isoformat(), "unit": "day"})  # type: ignore[operator]
+            assert sched.deadline is not None
+            changes.append({"group": g, "from": sched.deadline.isoformat(),
+                            "to": (sched.deadline + timedelta(days=v)).isoformat(), "unit": "day"})
         elif g == "schedule.earliest_start":
-            changes.append({"group": g, "from": p.schedule.earliest_start.isoformat(),  # type: ignore[union-attr]
-                            "to": (p.schedule.earliest_start - timedelta(days=v)).isoformat(), "unit": "day"})  # type: ignore[operator]
+            assert sched.earliest_start is not None
+            changes.append({"group": g, "from": sched.earliest_start.isoformat(),
+                            "to": (sched.earliest_start - timedelta(days=v)).isoformat(), "unit": "day"})
         elif g == "site.it_power_kw":
             changes.append({"group": g, "from": p.site.it_power_kw, "to": math.ceil(p.site.it_power_kw + v / 1000),  # type: ignore[union-attr]
                             "unit": "kW"})

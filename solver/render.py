@@ -240,7 +240,8 @@ def render_why_not(out: dict[str, Any]) -> str:
         return f"{t}: cannot be chosen.\n" + "".join(f"  - {r}\n" for r in out["reasons"])
     if st == "infeasible":
         return render_explanation_text(out["explanation"]) + "\n"
-    p, c = out.get("plan"), out.get("chosen")
+    p: Any = out.get("plan")
+    c: Any = out.get("chosen")
     if st == "chosen":
         return f"{t} is part of the chosen plan: {p.option} x{p.nodes} at {usd(p.total_cost)}.\n"
     lines = [f"{t} can work but costs more: its best plan is {p.option} x{p.nodes} ({p.gpus} GPUs) at "

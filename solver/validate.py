@@ -70,7 +70,7 @@ def _message(err: dict[str, Any], model: type[BaseModel], loc: PathT) -> str:
 UNION_TAGS = ("str", "float", "int", "word", "adjust", "weighted")
 
 
-def _pick(errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _pick(errors: Any) -> Any:
     """The most useful error first: an unknown key explains a 'missing' twin (a typo of a required key)."""
     for kind in ("extra_forbidden",):
         for e in errors:
