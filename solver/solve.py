@@ -186,7 +186,7 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
     unproven: list[tuple[str, int | None]] = []
     for pair in universe.pairs():
         bp = build(lp, aset.values, universe.subset(pair), unit=unit)
-        st, plan, obj, bound = optimise(bp, lp, aset, settings)
+        st, plan, obj, bound = optimise(bp, lp, aset, settings, tie_break=False)
         if plan is None:
             if st == "infeasible":
                 infeasible.append(pair)
@@ -199,6 +199,13 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
         if st != "optimal":
             unproven.append((pair, bound))
     solved.sort(key=lambda t: (t[0], t[1]))
+    if solved and not unproven:
+        # Only the winner needs the canonical tie-break (option/size rank, then quote order) among equal plans.
+        pair = solved[0][1]
+        st, plan, obj, _ = optimise(build(lp, aset.values, universe.subset(pair), unit=unit), lp, aset, settings)
+        if plan is not None and obj == solved[0][0]:
+            check_plan(lp, cat, aset.values, universe, plan)
+            solved[0] = (obj, pair, plan)
     best_plan = solved[0][2] if solved else None
     best = solved[0][0] if solved else None
     if solved:
