@@ -177,9 +177,8 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
     for o in universe.options:
         if not any(pt.workable for pt in o.points):
             excluded.append(ExcludedOption(o.id, [
-                f"unworkable: at every node count failures and restarts would take over "
-                f"{aset.values.reliability.max_lost_fraction:.0%} of the time, or training would take more than "
-                f"{aset.values.max_training_days:,.0f} days"]))
+                f"unworkable at every size: >{aset.values.reliability.max_lost_fraction:.0%} of time lost to "
+                f"failures, or >{aset.values.max_training_days:,.0f} days of training"]))
 
     solved: list[tuple[int, str, Plan]] = []
     infeasible: list[str] = []
