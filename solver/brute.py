@@ -82,11 +82,11 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
         q = o.quotes[0]
         if pt.n < q.min_nodes:
             return None
-        cost = units(pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost, unit)
-        cash = units(pt.fixed.total_cash + pt.n * pt.per_node[q.id].total_cash, unit)
+        cost = units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit)
+        cash = units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit)
     else:
-        cost = units(pt.fixed.total_cost, unit) + sum(k * units(pt.per_node[q].total_cost, unit) for q, k in alloc.items())
-        cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node[q].total_cash, unit) for q, k in alloc.items())
+        cost = units(pt.fixed.total_cost, unit) + sum(k * units(pt.per_node.cost(q), unit) for q, k in alloc.items())
+        cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node.cash(q), unit) for q, k in alloc.items())
     cost += max((units(slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money), unit)
                  for q in alloc), default=0)
     start = max([o.ready_day] + [quote_ready_day(quotes[q], o, a) for q in alloc])
@@ -108,10 +108,10 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
         if then.add_pct:
             if len(o.quotes) == 1:
                 q = o.quotes[0]
-                cost += units((pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost) * then.add_pct / 100, unit)
+                cost += units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * then.add_pct / 100, unit)
             else:
                 cost += units(pt.fixed.total_cost * then.add_pct / 100, unit) + sum(
-                    k * units(pt.per_node[q].total_cost * then.add_pct / 100, unit) for q, k in alloc.items())
+                    k * units(pt.per_node.cost(q) * then.add_pct / 100, unit) for q, k in alloc.items())
         if then.delay_days:
             d = math.ceil(then.delay_days)
             start = max([start, o.ready_day + d] + [quote_ready_day(quotes[q], o, a) + d for q in alloc])
@@ -160,24 +160,33 @@ def _cost_test(cmp, cost_units: int, unit: int) -> bool:
     return True
 
 
+def best_at(pt: Point, lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *, cost_hi: int | None = None,
+            allocation_limit: int = 200_000) -> Candidate | None:
+    """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
+    o = pt.option
+    site = lp.problem.site
+    if not _option_allowed(o, lp) or not pt.workable or not pt.fits:
+        return None
+    if o.mode == "buy":
+        assert site is not None
+        if pt.power_kw > site.it_power_kw + 1e-9 or pt.racks_with_power is None \
+                or pt.racks_with_power > site.racks or pt.racks_physical > site.racks:
+            return None
+    best: Candidate | None = None
+    for alloc in _splits(pt.n, o.quotes, allocation_limit):
+        c = _score(pt, alloc, lp, a, u, unit, cost_hi)
+        if c is not None and (best is None or c.objective < best.objective):
+            best = c
+    return best
+
+
 def brute_force(lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *, cost_hi: int | None = None,
                 allocation_limit: int = 200_000) -> Candidate | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
     best: Candidate | None = None
-    site = lp.problem.site
     for o in u.options:
-        if not _option_allowed(o, lp):
-            continue
         for pt in o.points:
-            if not pt.workable or not pt.fits:
-                continue
-            if o.mode == "buy":
-                assert site is not None
-                if pt.power_kw > site.it_power_kw + 1e-9 or pt.racks_with_power is None \
-                        or pt.racks_with_power > site.racks or pt.racks_physical > site.racks:
-                    continue
-            for alloc in _splits(pt.n, o.quotes, allocation_limit):
-                c = _score(pt, alloc, lp, a, u, unit, cost_hi)
-                if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
-                    best = c
+            c = best_at(pt, lp, a, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit)
+            if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
+                best = c
     return best

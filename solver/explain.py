@@ -16,8 +16,9 @@ from typing import Any
 from .cpsat import cp_model, make_solver
 
 from .assumptions import AssumptionSet
+from .bounds import point_lower, sound
 from .model import Built, build, point_violations
-from .options import Universe
+from .options import Point, Universe
 from .problem import LoadedProblem
 
 
@@ -226,14 +227,34 @@ class PairOracle:
         return False
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
-                 cap: tuple[Callable[[Built], Any], int] | None = None) -> tuple[int, str, Built, Any] | None:
+                 cap: tuple[Callable[[Built], Any], int] | None = None,
+                 lower: str | None = None) -> tuple[int, str, Built, Any] | None:
         """min over pairs of `quantity(b)` with `active` groups enforced: (value, pair, model, solver).
-        `cap` = (expression, bound) adds `expression <= bound` (a relaxed limit) for this solve only."""
+        `cap` = (expression, bound) adds `expression <= bound` (a relaxed limit) for this solve only.
+        `lower` = "cost" or "cash" says the quantity is the model's cost or cash, for which `bounds.point_lower`
+        gives per-point lower bounds: then each pair is solved over the few points that could still be optimal
+        (`_minimize_bounded`) rather than over all of them."""
         act = set(active)
         best: tuple[int, str, Built, Any] | None = None
-        for pair in self.items:
-            if self._covered(pair, act):
-                continue
+        bounded = lower is not None and self.forced_fn is None and not self.elastic and sound(self.lp)
+        pairs = [pair for pair in self.items if not self._covered(pair, act)]
+        cands: dict[str, list[tuple[int, int, Point]]] = {}
+        if bounded:
+            # Pairs in order of their best bound; a pair whose best bound exceeds the minimum so far cannot win.
+            cands = {pair: self._bounded_candidates(pair, act, 0 if lower == "cost" else 1) for pair in pairs}
+            pairs = sorted((p for p in pairs if cands[p]), key=lambda p: (cands[p][0][0], p))
+        for pair in pairs:
+            if bounded:
+                if best is not None and cands[pair][0][0] > best[0]:
+                    continue
+                got = self._minimize_bounded(pair, cands[pair], act, quantity, cap)
+                if got is None:
+                    continue
+                if got != "unbounded":
+                    v, b, solver = got
+                    if best is None or (v, pair) < (best[0], best[1]):
+                        best = (v, pair, b, solver)
+                    continue
             b = self.model(pair)
             m = b.model
             m.clear_assumptions()
@@ -254,6 +275,57 @@ class PairOracle:
                 if best is None or (v, pair) < (best[0], best[1]):
                     best = (v, pair, b, solver)
         return best
+
+    def _bounded_candidates(self, pair: str, act: set[str], which: int) -> list[tuple[int, int, Point]]:
+        """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0) or
+        cash (1), sorted by it."""
+        a = self.aset.values
+        sub = self.universe.subset(pair)
+        cands = []
+        for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
+            if pt.violations is not None and any(it <= act for it in pt.violations):
+                continue
+            low = point_lower(pt, self.lp, a, sub, self.unit, act)
+            if low is not None:
+                cands.append((low[which], k, pt))
+        cands.sort(key=lambda t: (t[0], t[1]))
+        return cands
+
+    def _minimize_bounded(self, pair: str, cands: list[tuple[int, int, Point]], act: set[str],
+                          quantity: Callable[[Built], Any], cap: tuple[Callable[[Built], Any], int] | None) -> Any:
+        """One pair's minimum over a growing set of its points, in order of their lower bound on the quantity:
+        solve over the cheapest points, add every point whose bound is at most that minimum, repeat until none
+        is left out (the same argument as `solve.solve_pair`). Returns (value, model, solver), None when the
+        pair has no plan, or "unbounded" to fall back to the full model (a solve not proven optimal)."""
+        a = self.aset.values
+        sub = self.universe.subset(pair)
+        size = 32
+        keep = {(pt.option.id, pt.n) for _, _, pt in cands[:size]}
+        while True:
+            b = build(self.lp, a, sub, guard="assume", unit=self.unit, keep=keep)
+            m = b.model
+            m.add_assumptions([b.lits[g] for g in act if g in b.lits])
+            if cap is not None:
+                lit = m.new_bool_var("cap")
+                m.add(cap[0](b) <= cap[1]).only_enforce_if(lit)
+                m.add_assumptions([lit])
+            expr = quantity(b)
+            m.minimize(expr)
+            solver = optimisation_solver()
+            st = solver.solve(m)
+            if st == cp_model.OPTIMAL:
+                v = int(solver.value(expr))
+                need = {(pt.option.id, pt.n) for lb, _, pt in cands if lb <= v}
+                if need <= keep:
+                    return v, b, solver
+                keep |= need
+            elif st == cp_model.INFEASIBLE and len(keep) < len(cands):
+                size *= 4
+                keep = {(pt.option.id, pt.n) for _, _, pt in cands[:size]}
+            elif st == cp_model.INFEASIBLE:
+                return None
+            else:
+                return "unbounded"
 
 
 def optimisation_solver(limit: float = 10.0) -> cp_model.CpSolver:

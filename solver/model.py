@@ -28,7 +28,7 @@ from .assumptions import Assumptions
 from .cost import slip_premium
 from .errors import InputError
 from .options import Option, Point, Universe, quote_ready_day
-from .problem import LoadedProblem
+from .problem import CostObjective, LoadedProblem
 from .rules import matches_attrs, matches_point, quote_ids
 
 MoneyUnit = int
@@ -80,12 +80,12 @@ def money_unit(lp: LoadedProblem, universe: Universe) -> int:
     cheapest point overall, which for a big model is some absurd one-card, ten-year run.
     """
     dl = universe.deadline_day
-    costs = [pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
+    costs = [pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)
              for o in universe.options for pt in o.points
-             if pt.per_node and pt.fits and (dl is None or max(o.ready_day, universe.earliest_day) + pt.days <= dl)]
+             if pt.workable and pt.fits and (dl is None or max(o.ready_day, universe.earliest_day) + pt.days <= dl)]
     if not costs:
-        costs = [pt.fixed.total_cost + pt.n * min(l.total_cost for l in pt.per_node.values())
-                 for o in universe.options for pt in o.points if pt.per_node]
+        costs = [pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)
+                 for o in universe.options for pt in o.points if pt.workable]
     return 1000 if min(costs, default=1e9) >= 1e6 else 1
 
 
@@ -155,7 +155,7 @@ def _capacitated_budget_items(pt: Point, lp: LoadedProblem, a: Assumptions, univ
         if earliest is not None:
             usable = [q for q in o.quotes
                       if max(o.ready_day, quote_ready_day(q, o, a), earliest) + pt.days <= universe.deadline_day]  # type: ignore[operator]
-        ranked = sorted(((pt.per_node[q.id].total_cash if cash else pt.per_node[q.id].total_cost), q.id, q.max_nodes)
+        ranked = sorted((pt.per_node.total(q.id, cash), q.id, q.max_nodes)
                         for q in usable)
         if not ranked:
             if base:
@@ -180,13 +180,15 @@ def _capacitated_budget_items(pt: Point, lp: LoadedProblem, a: Assumptions, univ
 
 
 def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe,
-                     unit: int) -> list[frozenset[str]]:
+                     unit: int, *, capacitated: bool = True) -> list[frozenset[str]]:
     """Point-local reasons a point can never be chosen: each item is a set of groups that, all enforced,
     exclude the point whatever else is decided (Python presolve and cheap explanations).
 
     Only exact checks live here: a point listed as violating `site.it_power_kw` draws more than the limit,
     one violating `schedule.deadline` cannot finish in time even starting the day its hardware is ready.
     Results are cached per point (the problem and universe are fixed for a point's lifetime).
+    `capacitated=False` skips the budget items that reason over quote capacities (the costly part, needed only
+    to explain) and is not cached.
     """
     if pt.violations is not None:
         return pt.violations
@@ -214,19 +216,22 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
                        else frozenset({"site.racks"}))
         if pt.power_kw > site.it_power_kw + 1e-9:
             out.append(frozenset({"site.it_power_kw"}))
+    if out and not capacitated:
+        return out  # excluded already: spare pricing the point
     if p.budget.max_usd is not None and not any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0
                                                 for r in p.rules):
         cash = p.budget.applies_to == "cash"
         fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
-        per = min((l.total_cash if cash else l.total_cost) for l in pt.per_node.values())
+        per = pt.per_node.extreme(cash, min)
         if fixed + pt.n * per > p.budget.max_usd:
             out.append(frozenset({"budget.max_usd"}))
-        elif len(o.quotes) > 1:
+        elif len(o.quotes) > 1 and capacitated:
             out += _capacitated_budget_items(pt, lp, a, universe, fixed, cash)
     for rule in forbids:
         if matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
             out.append(frozenset({f"rules.{rule.name}"}))
-    pt.violations = out
+    if capacitated:
+        pt.violations = out
     return out
 
 
@@ -251,10 +256,11 @@ def dominated_quotes(o: Option, pts: list[Point], lp: LoadedProblem, a: Assumpti
                 continue
             if ready[d.id] > ready[q.id] or slip[d.id] > slip[q.id] or (d.kind == "estimate" and q.kind != "estimate"):
                 continue
-            pairs = [(pt.per_node[d.id], pt.per_node[q.id]) for pt in pts]
-            if any(dl.total_cost > ql.total_cost or dl.total_cash > ql.total_cash for dl, ql in pairs):
+            pairs = [((pt.per_node.cost(d.id), pt.per_node.cash(d.id)), (pt.per_node.cost(q.id), pt.per_node.cash(q.id)))
+                     for pt in pts]
+            if any(dl[0] > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
                 continue
-            strict = any(dl.total_cost < ql.total_cost or dl.total_cash < ql.total_cash for dl, ql in pairs) or \
+            strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or \
                 ready[d.id] < ready[q.id] or slip[d.id] < slip[q.id]
             if strict or d.id < q.id:
                 out.add(q.id)
@@ -268,20 +274,87 @@ def statically_excluded(pt: Point, lp: LoadedProblem, a: Assumptions, universe: 
     The groups' constraints stay in the model; this only spares CP-SAT literals that could never be 1.
     Explanation models never prune.
     """
-    if pt.n < min(q.min_nodes for q in pt.option.quotes):
-        return True
-    return bool(point_violations(pt, lp, a, universe, unit))
+    if pt.excluded is None:
+        pt.excluded = pt.n < min(q.min_nodes for q in pt.option.quotes) or bool(
+            pt.violations if pt.violations is not None else
+            point_violations(pt, lp, a, universe, unit, capacitated=False))
+    return pt.excluded
+
+
+def cost_ceiling(lp: LoadedProblem, a: Assumptions, universe: Universe, unit: int) -> int:
+    """An upper bound (in money units) on the model's cost of any plan over `universe`.
+
+    It is the multiplier of lexicographic objectives (`objective`), so it must not depend on which points a
+    particular model keeps: models of different pairs, or of a pruned subset, must score a plan identically.
+    """
+    p = lp.problem
+    for o in universe.options:
+        if unit not in o.ceilings:
+            o.ceilings[unit] = max((units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit)
+                                    + 1 for pt in o.points if pt.workable), default=0)
+    point_hi = max((o.ceilings[unit] for o in universe.options), default=0)
+    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
+    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
+    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
+                for o in universe.options for q in o.quotes] + [0])
+    return int(point_hi * (1 + pct / 100.0) + 2) + adds + slip
+
+
+def _model_ceiling(lp: LoadedProblem, a: Assumptions, points: list[Point], unit: int) -> int:
+    """`cost_ceiling` over one model's points (enough when the ceiling is not an objective multiplier)."""
+    p = lp.problem
+    point_hi = max((units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1
+                    for pt in points), default=0)
+    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
+    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
+    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
+                for q in {q.id: q for pt in points for q in pt.option.quotes}.values()] + [0])
+    return int(point_hi * (1 + pct / 100.0) + 2) + adds + slip
+
+
+def needs_ceiling(lp: LoadedProblem) -> bool:
+    """Only the time objective multiplies by the cost ceiling; the others use it for the overflow check only,
+    where each model's own points suffice (and pricing every point of the universe would be wasted work)."""
+    return lp.problem.objective == "time"
+
+
+def objective(cost: Any, finish: Any, lp: LoadedProblem, horizon: int, cost_hi: int | None, unit: int) -> Any:
+    """The lexicographic primary objective as one integer (or linear expression over model variables).
+
+    cost: minimise cost, then finish (finish < k = 2·horizon + 1 always); time: finish, then cost
+    (cost ≤ cost_hi); cost with a delay cost per day: cost + delay × finish, then finish. Monotone in both
+    cost and finish, which the bounds in `bounds.py` rely on. `cost_hi` None: only for plain numbers, which
+    cannot overflow (it is needed by the time objective; see `needs_ceiling`).
+    """
+    obj = lp.problem.objective
+    k_finish = 2 * horizon + 1
+    if cost_hi is None:
+        if obj == "time":
+            raise ValueError("the time objective needs the cost ceiling")
+    elif (cost_hi + 1) * (k_finish + 1) > 2 ** 61:
+        raise InputError(f"costs up to ${cost_hi * unit:.3g} over a {horizon}-day calendar are beyond "
+                         "what plan can optimise exactly; check prices and assumptions for absurd values")
+    if obj == "time":
+        return finish * (cost_hi + 1) + cost
+    if isinstance(obj, CostObjective):
+        per_day = units(obj.delay_cost_usd_per_day, unit)
+        return (cost + per_day * finish) * k_finish + finish
+    return cost * k_finish + finish
 
 
 def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Literal["fixed", "assume"] = "fixed",
-          unit: int | None = None, prune: bool | None = None, elastic: bool = False) -> Built:
+          unit: int | None = None, prune: bool | None = None, elastic: bool = False,
+          keep: set[tuple[str, int]] | None = None, cost_hi: int | None = None) -> Built:
     """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations;
-    `elastic=True` gives every numeric limit a slack variable (`Built.slacks`) for feasRelax-style repairs."""
+    `elastic=True` gives every numeric limit a slack variable (`Built.slacks`) for feasRelax-style repairs;
+    `keep` limits the points to those (option id, nodes) (bound-pruned solves, see `solve.py`); `cost_hi`
+    overrides the objective multiplier (see `cost_ceiling`)."""
     p = lp.problem
     m = Model()
     unit = unit or money_unit(lp, universe)
     prune = (guard == "fixed") if prune is None else prune
     points = [pt for o in universe.options for pt in o.points if pt.workable
+              and (keep is None or (o.id, pt.n) in keep)
               and not (prune and statically_excluded(pt, lp, a, universe, unit))]
     z = [m.new_bool_var(f"z[{pt.option.id}@{pt.n}]") for pt in points]
     groups: dict[str, Group] = {}
@@ -327,9 +400,8 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 pt = points[i]
                 if pt.n < q.min_nodes:
                     m.add(z[i] == 0)
-                lines = pt.per_node[q.id]
-                cost_terms.append(units(pt.fixed.total_cost + pt.n * lines.total_cost, unit) * z[i])
-                cash_terms.append(units(pt.fixed.total_cash + pt.n * lines.total_cash, unit) * z[i])
+                cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
+                cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
             continue
         dominated = dominated_quotes(o, [points[i] for i in idx], lp, a) if prune else set()
         zero = m.new_constant(0)
@@ -347,8 +419,8 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 v = m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
                 y[(q.id, i)] = v
                 share.append(v)
-                cost_terms.append(units(pt.per_node[q.id].total_cost, unit) * v)
-                cash_terms.append(units(pt.per_node[q.id].total_cash, unit) * v)
+                cost_terms.append(units(pt.per_node.cost(q.id), unit) * v)
+                cash_terms.append(units(pt.per_node.cash(q.id), unit) * v)
             m.add(sum(share) == pt.n * z[i])
         for q in o.quotes:
             if q.id in dominated:
@@ -513,13 +585,13 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                     pt = points[i]
                     if len(pt.option.quotes) == 1:
                         q = pt.option.quotes[0]
-                        k = units((pt.fixed.total_cost + pt.n * pt.per_node[q.id].total_cost) * then.add_pct / 100.0, unit)
+                        k = units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * then.add_pct / 100.0, unit)
                         terms.append(k * z[i])
                         hi = max(hi, abs(k))
                     else:
                         k0 = units(pt.fixed.total_cost * then.add_pct / 100.0, unit)
                         terms.append(k0 * z[i])
-                        ks = [units(pt.per_node[q.id].total_cost * then.add_pct / 100.0, unit) for q in pt.option.quotes]
+                        ks = [units(pt.per_node.cost(q.id) * then.add_pct / 100.0, unit) for q in pt.option.quotes]
                         terms += [k * y[(q.id, i)] for k, q in zip(ks, pt.option.quotes)]
                         hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
                 if terms:
@@ -542,12 +614,9 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
 
     built = Built(m, universe, points, unit, groups, lits, z, sel, x, u, y, start, finish, cost_expr, cash_expr,
                   sum(i * z[i] for i in range(len(points))))
-    # An upper bound on the cost in units, for lexicographic objectives with small coefficients.
-    point_hi = max((units(pt.fixed.total_cost, unit) + pt.n * max(units(l.total_cost, unit) for l in pt.per_node.values())
-                    + 1 for pt in points), default=0)
-    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
-    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
-    built.cost_hi = int(point_hi * (1 + pct / 100.0) + 2) + adds + int(slip.proto.domain[-1])
+    if cost_hi is None:
+        cost_hi = cost_ceiling(lp, a, universe, unit) if needs_ceiling(lp) else _model_ceiling(lp, a, points, unit)
+    built.cost_hi = cost_hi
     built.option_index = {o.id: k for k, o in enumerate(options)}
 
     # --- budget (after rules, which may add cash) -------------------------------------------------------

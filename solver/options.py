@@ -13,7 +13,7 @@ import difflib
 import math
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Callable, Iterator, Mapping
 
 from .assumptions import Assumptions, Porting
 from .catalog import Accelerator, Catalog, Quote, System
@@ -24,6 +24,76 @@ from .memory import (RECOMPUTE_ORDER, MemoryEstimate, Shape, adapter_params, mem
 from .problem import LoadedProblem, Problem
 from .rules import matches_attrs, matches_point, referenced_names
 from .yamlsrc import path_str
+
+
+PriceKey = tuple[float, bool]
+"""What a quote's per-node lines depend on besides its price: (commit_months, is an estimate)."""
+
+
+class PerNode(Mapping[str, Lines]):
+    """Per-node cost lines of every quote of an option at one point, made on demand.
+
+    Every per-node line is affine in the quote's price (cost.py: buy = price × depreciation share + energy,
+    cloud = rate × billed hours, managed = price × months), so the lines are computed once per price key at
+    price 0 and 1, L(price) = L0 + price × (L1 − L0), instead of once per quote. With thousands of quotes this
+    is what keeps building the universe linear in options × node counts. `cost`/`cash` give the totals that the
+    model, the bounds and the enumeration all use, so the three see identical numbers.
+    """
+
+    __slots__ = ("_quotes", "_make", "_made", "_ranges", "_cache")
+
+    def __init__(self, quotes: dict[str, tuple[float, PriceKey]],
+                 make: Callable[[], dict[PriceKey, tuple[Lines, Lines]]], ranges: dict[PriceKey, tuple[float, float]]):
+        self._quotes = quotes
+        self._make = make
+        self._made: dict[PriceKey, tuple[Lines, Lines]] | None = None
+        self._ranges = ranges
+        self._cache: dict[str, Lines] = {}
+
+    @property
+    def _templates(self) -> dict[PriceKey, tuple[Lines, Lines]]:
+        """Computed on first use: most points (too little memory, too slow for the deadline) are never priced."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __getitem__(self, qid: str) -> Lines:
+        got = self._cache.get(qid)
+        if got is None:
+            price, key = self._quotes[qid]
+            l0, l1 = self._templates[key]
+            got = Lines({k: l0.cost.get(k, 0.0) + price * v for k, v in l1.cost.items()},
+                        {k: l0.cash.get(k, 0.0) + price * v for k, v in l1.cash.items()})
+            self._cache[qid] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._quotes)
+
+    def __len__(self) -> int:
+        return len(self._quotes)
+
+    def cost(self, qid: str) -> float:
+        price, key = self._quotes[qid]
+        l0, l1 = self._templates[key]
+        return l0.total_cost + price * l1.total_cost
+
+    def cash(self, qid: str) -> float:
+        price, key = self._quotes[qid]
+        l0, l1 = self._templates[key]
+        return l0.total_cash + price * l1.total_cash
+
+    def total(self, qid: str, cash: bool) -> float:
+        return self.cash(qid) if cash else self.cost(qid)
+
+    def extreme(self, cash: bool, pick: Callable[..., float]) -> float:
+        """min or max over the quotes of the per-node total (the ends of each price key's price range)."""
+        vals = []
+        for key, (l0, l1) in self._templates.items():
+            t0, t1 = (l0.total_cash, l1.total_cash) if cash else (l0.total_cost, l1.total_cost)
+            lo, hi = self._ranges[key]
+            vals += [t0 + lo * t1, t0 + hi * t1]
+        return pick(vals)
 
 
 @dataclass
@@ -38,9 +108,10 @@ class Point:
     racks_physical: int
     racks_with_power: int | None
     fixed: Lines
-    per_node: dict[str, Lines]
+    per_node: PerNode
     mfu_rule_factor: float
     violations: list[frozenset[str]] | None = None
+    excluded: bool | None = None
 
     @property
     def fits(self) -> bool:
@@ -64,6 +135,7 @@ class Option:
     ready_reason: str
     points: list[Point] = field(default_factory=list)
     static_violations: Any = None
+    ceilings: dict[int, int] = field(default_factory=dict)  # money unit -> max cost of a point (model.cost_ceiling)
 
     @property
     def pair(self) -> str:
@@ -250,12 +322,16 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
     """Memory (the least recomputation that fits, for `auto`) and wall time of a system at n nodes."""
     w = p.workload
     gpus = n * system.per_node
-    ests = {lv: memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node,
-                               available_gb=float(accel.memory_gb.value), method=w.method, optimizer=w.optimizer,
-                               seq_len=w.seq_len, recompute=lv, shape=shape, mem=a.memory, lora_rank=w.lora_rank,
-                               flash_attention=w.flash_attention)
-            for lv in _recompute_levels(w.recompute)}
-    chosen = next((lv for lv in ests if ests[lv].fits), list(ests)[-1])
+    mem: MemoryEstimate | None = None
+    chosen = "none"
+    for chosen in _recompute_levels(w.recompute):  # the least recomputation that fits, else the most
+        mem = memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node,
+                             available_gb=float(accel.memory_gb.value), method=w.method, optimizer=w.optimizer,
+                             seq_len=w.seq_len, recompute=chosen, shape=shape, mem=a.memory, lora_rank=w.lora_rank,
+                             flash_attention=w.flash_attention)
+        if mem.fits:
+            break
+    assert mem is not None
     util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
                        precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
                        c=a.compute, rule_factor=rule_f).value
@@ -265,7 +341,7 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
                       checkpoint_bytes=ckpt_bytes)
     if t is not None and (t.lost_fraction > a.reliability.max_lost_fraction or t.days > a.max_training_days):
         t = None
-    return ests[chosen], t
+    return mem, t
 
 
 EstimateCache = dict[tuple[str, int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
@@ -280,6 +356,11 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
     node_kw = float(system.node_kw.value)
     npr = max(1, int(system.nodes_per_rack.value))
     fit = int(site.rack_power_kw // node_kw) if site is not None else 0
+    quote_keys: dict[str, tuple[float, PriceKey]] = {
+        q.id: (q.price, (q.commit_months, q.kind == "estimate")) for q in opt.quotes}
+    keys = sorted({k for _, k in quote_keys.values()})
+    ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k), max(pr for pr, kk in quote_keys.values() if kk == k))
+              for k in keys}
     for n in grid:
         gpus = n * system.per_node
         power_kw = n * node_kw
@@ -292,28 +373,50 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
         fixed = Lines()
-        per_node: dict[str, Lines] = {}
         if t is not None:
             fixed = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
                                 porting_weeks=opt.porting.weeks, money=a.money)
-            for q in opt.quotes:
-                est = q.kind == "estimate"
-                if opt.mode == "buy":
-                    assert site is not None
-                    per_node[q.id] = buy_node_lines(
-                        price=q.price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                        install_days=a.install_days[accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
-                        usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
-                        consumer=accel.cls == "consumer", estimate=est)
-                elif opt.mode == "cloud":
-                    per_node[q.id] = cloud_node_lines(
-                        usd_per_gpu_hour=q.price, per_node=system.per_node, ideal_hours=t.ideal_hours,
-                        wall_hours=t.wall_hours, commit_months=q.commit_months, money=a.money, estimate=est)
-                else:
-                    per_node[q.id] = managed_node_lines(
-                        usd_per_month=q.price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                        commit_months=q.commit_months, money=a.money, estimate=est)
+        per_node = PerNode(quote_keys, _templates_of(opt, keys, p, a, n, t, node_kw), ranges)
         opt.points.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, fixed, per_node, rule_f))
+
+
+def _templates_of(opt: Option, keys: list[PriceKey], p: Problem, a: Assumptions, n: int, t: TimeEstimate | None,
+                  node_kw: float) -> Callable[[], dict[PriceKey, tuple[Lines, Lines]]]:
+    def make() -> dict[PriceKey, tuple[Lines, Lines]]:
+        if t is None:
+            return {}
+        return {key: _template(opt, key, p, a, n, t, node_kw) for key in keys}
+    return make
+
+
+def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t: TimeEstimate,
+              node_kw: float) -> tuple[Lines, Lines]:
+    """Per-node lines at price 0 and the change per dollar of price (see `PerNode`)."""
+    commit_months, est = key
+
+    def at(price: float) -> Lines:
+        if opt.mode == "buy":
+            site = p.site
+            assert site is not None
+            return buy_node_lines(
+                price=price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                install_days=a.install_days[opt.accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
+                usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
+                consumer=opt.accel.cls == "consumer", estimate=est)
+        if opt.mode == "cloud":
+            return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
+                                    wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est)
+        return managed_node_lines(usd_per_month=price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                                  commit_months=commit_months, money=a.money, estimate=est)
+
+    l1 = at(1.0)
+    if opt.mode != "buy":  # rented and managed lines are proportional to the price: nothing at price 0
+        return Lines(), l1
+    l0 = at(0.0)
+    names = set(l0.cost) | set(l1.cost)
+    slope = Lines({k: l1.cost.get(k, 0.0) - l0.cost.get(k, 0.0) for k in sorted(names)},
+                  {k: l1.cash.get(k, 0.0) - l0.cash.get(k, 0.0) for k in sorted(set(l0.cash) | set(l1.cash))})
+    return l0, slope
 
 
 def quote_ready_day(q: Quote, opt: Option, a: Assumptions) -> int:

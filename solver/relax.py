@@ -62,7 +62,7 @@ def _numeric_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionS
     as_of = lp.as_of
     if g == "budget.max_usd":
         q = (lambda b: b.cash) if p.budget.applies_to == "cash" else (lambda b: b.cost)
-        r = oracle.minimize(active, q)
+        r = oracle.minimize(active, q, lower=p.budget.applies_to)
         if r is None:
             return None
         to: Any = r[0] * oracle.unit
@@ -108,7 +108,7 @@ def _numeric_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionS
         out = {"group": g, "from": quote.max_nodes, "to": to, "unit": "node",
                "text": f"get {to} nodes from quote {qid} (it offers {quote.max_nodes})"}
     bound = r[0] if g != "site.it_power_kw" else int(out["to"]) * 1000
-    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(QUANTITY[_kind(g)](lp, g), bound))
+    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(QUANTITY[_kind(g)](lp, g), bound), lower="cost")
     _v, _pair, b, solver = cheapest if cheapest is not None else r
     out["plan"] = _plan_summary(b, solver, lp, aset)
     return out
@@ -163,7 +163,7 @@ def _rack_power_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: Assumpti
 
 def _drop(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionSet, drop: list[str],
           groups: list[str]) -> dict[str, Any] | None:
-    r = oracle.minimize([h for h in groups if h not in drop], lambda b: b.cost)
+    r = oracle.minimize([h for h in groups if h not in drop], lambda b: b.cost, lower="cost")
     if r is None:
         return None
     return {"drop": drop, "plan": _plan_summary(r[2], r[3], lp, aset)}

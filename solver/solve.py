@@ -8,10 +8,12 @@ always on, and every plan goes through the independent checker.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
-from dataclasses import dataclass
-from typing import Any
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
 from .cpsat import cp_model, make_solver
 
@@ -19,11 +21,12 @@ from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog
 from .checker import check_plan
 from .explain import exclusion_reasons, explain_infeasible
-from .model import Built, build, money_unit, units
+from .bounds import point_bound, sound
+from .model import Built, build, cost_ceiling, money_unit, needs_ceiling, objective, statically_excluded
 from .options import Universe, build_universe, check_references, quote_ready_day
 from .errors import InputError, PlanCheckError
 from .plan import Alternative, ExcludedOption, Plan, Result, make_plan
-from .problem import CostObjective, LoadedProblem
+from .problem import LoadedProblem
 
 
 @dataclass
@@ -42,18 +45,7 @@ def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_mod
 
 
 def primary_objective(b: Built, lp: LoadedProblem) -> Any:
-    """Lexicographic primary objective as one integer expression (finish is always < the multiplier)."""
-    obj = lp.problem.objective
-    k_finish = 2 * b.universe.horizon + 1
-    if (b.cost_hi + 1) * (k_finish + 1) > 2 ** 61:
-        raise InputError(f"costs up to ${b.cost_hi * b.unit:.3g} over a {b.universe.horizon}-day calendar are beyond "
-                         "what plan can optimise exactly; check prices and assumptions for absurd values")
-    if obj == "time":
-        return b.finish * (b.cost_hi + 1) + b.cost
-    if isinstance(obj, CostObjective):
-        per_day = units(obj.delay_cost_usd_per_day, b.unit)
-        return (b.cost + per_day * b.finish) * k_finish + b.finish
-    return b.cost * k_finish + b.finish
+    return objective(b.cost, b.finish, lp, b.universe.horizon, b.cost_hi, b.unit)
 
 
 def _allocation(b: Built, solver: cp_model.CpSolver, i: int) -> dict[str, int]:
@@ -132,7 +124,12 @@ def _add_hint(b: Built, hint: dict[str, Any] | None) -> None:
     for i, zi in enumerate(b.z):
         b.model.add_hint(zi, i == idx)
     quotes = hint.get("quotes") or {}
+    seen: set[int] = set()
     for (qid, i), v in b.y.items():
+        dom = b.model.proto.variables[v.index].domain
+        if v.index in seen or dom[0] == dom[-1]:  # shared constants (dominated quotes) take no hint
+            continue
+        seen.add(v.index)
         b.model.add_hint(v, int(quotes.get(qid, 0)) if i == idx else 0)
 
 
@@ -144,10 +141,28 @@ def prepare(lp: LoadedProblem, settings: SolveSettings) -> tuple[Catalog, Assump
     return cat, aset, universe
 
 
+@contextmanager
+def collections_paused() -> Iterator[None]:
+    """No cyclic garbage collection while solving.
+
+    Building the universe allocates hundreds of thousands of small long-lived objects (points, cost lines);
+    each automatic full collection re-scans all of them, which cost 40% of the universe build with a 1,000-quote
+    catalog (bench/README.md). The solve makes little cyclic garbage, so collection waits until it is done.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
     """`plan solve` (see `_solve_problem`); input errors found while modelling name the problem file."""
     try:
-        return _solve_problem(lp, settings)
+        with collections_paused():
+            return _solve_problem(lp, settings)
     except InputError as exc:
         if exc.file is None:
             raise InputError(exc.message, file=lp.source.file, path=exc.path) from None
@@ -183,9 +198,10 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
     solved: list[tuple[int, str, Plan]] = []
     infeasible: list[str] = []
     unproven: list[tuple[str, int | None]] = []
+    cost_hi = cost_ceiling(lp, aset.values, universe, unit) if needs_ceiling(lp) else None
     for pair in universe.pairs():
-        bp = build(lp, aset.values, universe.subset(pair), unit=unit)
-        st, plan, obj, bound = optimise(bp, lp, aset, settings, tie_break=False)
+        st, plan, obj, bound = solve_pair(lp, aset, universe.subset(pair), unit, cost_hi, settings,
+                                          tie_break=False)
         if plan is None:
             if st == "infeasible":
                 infeasible.append(pair)
@@ -201,7 +217,7 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
     if solved and not unproven:
         # Only the winner needs the canonical tie-break (option/size rank, then quote order) among equal plans.
         pair = solved[0][1]
-        st, plan, obj, _ = optimise(build(lp, aset.values, universe.subset(pair), unit=unit), lp, aset, settings)
+        st, plan, obj, _ = solve_pair(lp, aset, universe.subset(pair), unit, cost_hi, settings, tie_break=True)
         if plan is not None and obj == solved[0][0]:
             check_plan(lp, cat, aset.values, universe, plan)
             solved[0] = (obj, pair, plan)
@@ -232,6 +248,56 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
                   bound=bound, solve_seconds=time.perf_counter() - t0, warnings=warnings,
                   problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=unit,
                   explanation=explanation)
+
+
+INITIAL_POINTS = 32
+
+
+def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, cost_hi: int | None,
+               settings: SolveSettings, *, tie_break: bool) -> tuple[str, Plan | None, int | None, int | None]:
+    """Optimise over `universe` (one pair), modelling only the points whose bound could still win.
+
+    Points are taken in order of their lower bound (`bounds.point_bound`). A model over the cheapest few is
+    solved to proven optimality; then every point whose bound is at most that optimum joins, and the model is
+    solved again (warm-started from the plan so far) until no point is left out that could match or beat it.
+    Points whose bound exceeds the proven optimum of a model containing all others cannot do better, and none
+    can tie, so the optimum and the tie-break are those of the full model. If the kept points have no feasible
+    plan, twice as many are kept, up to all of them; an unproven result falls back to the full model.
+    """
+    a = aset.values
+    pts = [pt for o in universe.options for pt in o.points if pt.workable
+           and not statically_excluded(pt, lp, a, universe, unit)]
+    full = lambda: optimise(build(lp, a, universe, unit=unit, cost_hi=cost_hi), lp, aset, settings,  # noqa: E731
+                            tie_break=tie_break)
+    if not sound(lp) or len(pts) <= INITIAL_POINTS:
+        return full()
+    bounded = [(lb, k, pt) for k, pt in enumerate(pts)
+               if (lb := point_bound(pt, lp, a, universe, unit, cost_hi)) is not None]
+    if not bounded:
+        return full()
+    bounded.sort(key=lambda t: (t[0], t[1]))
+    size = INITIAL_POINTS
+    keep = {(pt.option.id, pt.n) for _, _, pt in bounded[:size]}
+    hint = settings.hint
+    while True:
+        b = build(lp, a, universe, unit=unit, cost_hi=cost_hi, keep=keep)
+        st, plan, obj, bound = optimise(b, lp, aset, replace(settings, hint=hint), tie_break=False)
+        if st == "optimal" and obj is not None and plan is not None:
+            need = {(pt.option.id, pt.n) for lb, _, pt in bounded if lb <= obj}
+            if need <= keep:
+                break
+            keep |= need
+            hint = {"option": plan.option, "nodes": plan.nodes, "quotes": {q.id: q.nodes for q in plan.quotes}}
+        elif st == "infeasible" and len(keep) < len(bounded):
+            size *= 4
+            keep = {(pt.option.id, pt.n) for _, _, pt in bounded[:size]}
+        elif st == "infeasible":
+            return st, None, None, None
+        else:
+            return full()
+    if tie_break:
+        return optimise(b, lp, aset, replace(settings, hint=hint), tie_break=True)
+    return st, plan, obj, bound
 
 
 def _cross_check(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, settings: SolveSettings,

@@ -1,0 +1,156 @@
+"""Bound-pruned solving (solve.solve_pair, PairOracle.minimize) against exhaustive enumeration.
+
+The pruned solve models only the points whose lower bound could still win. These tests make the first batch
+tiny (2 points) so that the grow-and-resolve loop runs on every problem, and compare with `brute.py`, which
+enumerates every point and every split of its nodes without any bound:
+- the optimum, and every runner-up pair's optimum, equals the enumeration's;
+- a point's bound never exceeds the best plan the enumeration finds at that point, and a point the bounds
+  call impossible has no plan;
+- the explanation's bounded minimum of cash/cost equals the unbounded model's.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import solver.solve as solve_mod
+from solver.bounds import point_bound, point_lower
+from solver.brute import best_at, brute_force
+from solver.cost import buy_node_lines, cloud_node_lines
+from solver.explain import PairOracle
+from solver.model import cost_ceiling, money_unit, statically_excluded
+from solver.problem import load_problem
+from solver.solve import SolveSettings, prepare, solve_problem
+
+from test_optimality import EXAMPLES, _load, extra_quotes, problems
+
+
+def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dict[str, Any]:
+    p = {**problem, "policy": {**problem["policy"], "allow_estimates": draw_estimates}}
+    if discount:  # a negative surcharge makes the bounds unsound: the solve must fall back to the full model
+        p["rules"] = list(p["rules"]) + [{"name": "discount", "when": {"mode": "cloud"}, "then": {"add_pct": -20}}]
+    return p
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.booleans(), st.booleans())
+def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any], quotes: list[dict[str, Any]],
+                                                        estimates: bool, discount: bool) -> None:
+    problem = _tweak(problem, estimates, discount)
+    old = solve_mod.INITIAL_POINTS
+    solve_mod.INITIAL_POINTS = 2
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            lp = _load(problem, quotes, Path(d))
+            result = solve_problem(lp, SolveSettings(alternatives=False))
+            _cat, aset, u = prepare(lp, SolveSettings())
+            unit = money_unit(lp, u)
+            hi = cost_ceiling(lp, aset.values, u, unit)
+            best = brute_force(lp, aset.values, u, unit, cost_hi=hi)
+            if best is None:
+                assert result.status == "infeasible"
+                return
+            assert result.status == "optimal"
+            assert result.objective == best.objective
+            assert result.plan is not None and result.plan.total_cost >= 0
+            # Every runner-up is its pair's own optimum.
+            for alt in result.alternatives:
+                pair = f"{alt.plan.accelerator}/{alt.plan.mode}"
+                sub = brute_force(lp, aset.values, u.subset(pair), unit, cost_hi=hi)
+                assert sub is not None
+                assert alt.plan.model_cost_units == sub.cost_units, (pair, alt.plan.option, sub)
+                assert (alt.plan.finish - lp.as_of).days == sub.finish
+    finally:
+        solve_mod.INITIAL_POINTS = old
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.booleans())
+def test_point_bound_is_below_every_plan_at_the_point(problem: dict[str, Any], quotes: list[dict[str, Any]],
+                                                      estimates: bool) -> None:
+    problem = _tweak(problem, estimates, False)
+    with tempfile.TemporaryDirectory() as d:
+        lp = _load(problem, quotes, Path(d))
+        _cat, aset, u = prepare(lp, SolveSettings())
+        a = aset.values
+        unit = money_unit(lp, u)
+        hi = cost_ceiling(lp, a, u, unit)
+        for o in u.options:
+            for pt in o.points:
+                if not pt.workable or statically_excluded(pt, lp, a, u, unit):
+                    continue
+                exact = best_at(pt, lp, a, u, unit, cost_hi=hi)
+                bound = point_bound(pt, lp, a, u, unit, hi)
+                if bound is None:
+                    assert exact is None, f"{o.id}@{pt.n}: bound says impossible, enumeration found {exact}"
+                elif exact is not None:
+                    assert bound <= exact.objective, (o.id, pt.n, bound, exact)
+                    low = point_lower(pt, lp, a, u, unit)
+                    assert low is not None and low[0] <= exact.cost_units and low[2] <= exact.finish
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes())
+def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
+    """PairOracle.minimize with and without bounds: the same minimum cash and cost, under all groups but the
+    budget, and with every group on."""
+    with tempfile.TemporaryDirectory() as d:
+        lp = _load(problem, quotes, Path(d))
+        _cat, aset, u = prepare(lp, SolveSettings())
+        unit = money_unit(lp, u)
+        oracle = PairOracle(lp, aset, u, unit)
+        groups = oracle.all_groups()
+        for active in ([g for g in groups if g != "budget.max_usd"], groups):
+            for kind in ("cash", "cost"):
+                q = (lambda b: b.cash) if kind == "cash" else (lambda b: b.cost)
+                fast = oracle.minimize(active, q, lower=kind)
+                slow = oracle.minimize(active, q)
+                assert (fast is None) == (slow is None)
+                if fast is not None and slow is not None:
+                    assert fast[0] == slow[0], (kind, fast[:2], slow[:2])
+
+
+def test_price_templates_match_the_cost_functions() -> None:
+    """Per-node lines scaled from the per-price-key templates equal a direct call of the cost model."""
+    lp = load_problem("constraints/datacenter.yaml")
+    _cat, aset, u = prepare(lp, SolveSettings())
+    a = aset.values
+    site = lp.problem.site
+    assert site is not None
+    checked = 0
+    for o in u.options:
+        if o.mode not in ("buy", "cloud"):
+            continue
+        for pt in o.points[::37]:
+            if pt.time is None:
+                continue
+            t = pt.time
+            for q in o.quotes:
+                if o.mode == "buy":
+                    direct = buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
+                                            wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
+                                            node_kw=float(o.system.node_kw.value), pue=site.pue,
+                                            usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
+                                            accounting=lp.problem.policy.accounting,
+                                            consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate")
+                else:
+                    direct = cloud_node_lines(usd_per_gpu_hour=q.price, per_node=o.system.per_node,
+                                              ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                                              commit_months=q.commit_months, money=a.money,
+                                              estimate=q.kind == "estimate")
+                got = pt.per_node[q.id]
+                assert set(got.cost) == set(direct.cost) and set(got.cash) == set(direct.cash)
+                for name, v in direct.cost.items():
+                    assert got.cost[name] == pytest.approx(v, rel=1e-12, abs=1e-6)
+                for name, v in direct.cash.items():
+                    assert got.cash[name] == pytest.approx(v, rel=1e-12, abs=1e-6)
+                assert pt.per_node.cost(q.id) == pytest.approx(direct.total_cost, rel=1e-12, abs=1e-6)
+                assert pt.per_node.cash(q.id) == pytest.approx(direct.total_cash, rel=1e-12, abs=1e-6)
+                checked += 1
+    assert checked > 50
