@@ -317,7 +317,7 @@ def ready_max(options: list[Option]) -> int:
     return max((o.ready_day for o in options), default=0)
 
 
-def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int, rule_f: float,
+def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int, util: float,
               ckpt_bytes: float) -> tuple[MemoryEstimate, TimeEstimate | None]:
     """Memory (the least recomputation that fits, for `auto`) and wall time of a system at n nodes."""
     w = p.workload
@@ -332,9 +332,6 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
         if mem.fits:
             break
     assert mem is not None
-    util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
-                       precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
-                       c=a.compute, rule_factor=rule_f).value
     flops = training_flops(w.params, w.tokens, w.method, chosen, shape.layers, shape.hidden, w.seq_len)
     t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
                       peak_tflops=accel.peak_tflops(w.precision), util=util, accel_class=accel.cls,
@@ -342,6 +339,13 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
     if t is not None and (t.lost_fraction > a.reliability.max_lost_fraction or t.days > a.max_training_days):
         t = None
     return mem, t
+
+
+def _utilisation(p: Problem, a: Assumptions, accel: Accelerator, rule_f: float) -> float:
+    w = p.workload
+    return utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
+                       precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
+                       c=a.compute, rule_factor=rule_f).value
 
 
 EstimateCache = dict[tuple[str, int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
@@ -361,13 +365,16 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
     keys = sorted({k for _, k in quote_keys.values()})
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k), max(pr for pr, kk in quote_keys.values() if kk == k))
               for k in keys}
+    utils: dict[float, float] = {}
     for n in grid:
         gpus = n * system.per_node
         power_kw = n * node_kw
         rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw)
         key = (system.id, n, rule_f)
         if key not in cache:
-            cache[key] = _estimate(p, a, shape, system, accel, n, rule_f, ckpt_bytes)
+            if rule_f not in utils:  # MFU does not depend on the node count
+                utils[rule_f] = _utilisation(p, a, accel, rule_f)
+            cache[key] = _estimate(p, a, shape, system, accel, n, utils[rule_f], ckpt_bytes)
         mem, t = cache[key]
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)

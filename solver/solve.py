@@ -261,8 +261,10 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
     solved to proven optimality; then every point whose bound is at most that optimum joins, and the model is
     solved again (warm-started from the plan so far) until no point is left out that could match or beat it.
     Points whose bound exceeds the proven optimum of a model containing all others cannot do better, and none
-    can tie, so the optimum and the tie-break are those of the full model. If the kept points have no feasible
-    plan, twice as many are kept, up to all of them; an unproven result falls back to the full model.
+    can tie, so the optimum and the option/size tie-break are those of the full model. (Among quotes tied on
+    cost, `dominated_quotes` may drop a different one than over all points — still optimal and deterministic.)
+    If the kept points have no feasible plan, four times as many are kept, up to all of them; an unproven result
+    falls back to the full model.
     """
     a = aset.values
     pts = [pt for o in universe.options for pt in o.points if pt.workable
