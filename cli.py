@@ -16,6 +16,13 @@ import click
 EXIT = {"optimal": 0, "infeasible": 1, "feasible": 3, "unknown": 3}
 
 
+def _one_run() -> None:
+    """`plan solve` and `plan explain` build one universe and exit: cyclic collection of objects that all live
+    until the end only costs time (a full scan of the universe's points; bench/README.md), so it is off."""
+    import gc
+    gc.disable()
+
+
 def _fail_input(exc: Exception) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(2)
@@ -66,6 +73,7 @@ def main() -> None:
 def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int, sets: tuple[str, ...],
           quotes: tuple[str, ...], allow_expired: bool, save_to: str | None, compare_to: str | None) -> None:
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
+    _one_run()
     from solver.problem import load_problem
     from solver.render import render_markdown, render_table, result_dict, to_json
     from solver.solve import SolveSettings, solve_problem

@@ -10,9 +10,12 @@ keeping the model small).
 The bound of a point relaxes only what can only raise the objective:
 - cost ≥ fixed + the cheapest fill of n nodes from the quotes that could be used (each filled up to its
   capacity, cheapest per node first: the exact optimum of the split's LP relaxation, which drops min_nodes)
-  + the smallest delivery-slip premium among those quotes; rule surcharges (add_usd ≥ 0, add_pct ≥ 0) are left
-  out. A negative add_pct can lower a cost, so with one the bounds are switched off (`sound`).
-- finish ≥ max(option ready, earliest start, the earliest usable quote's ready day) + days; rule delays left out.
+  + the smallest delivery-slip premium among those quotes + the surcharges of the enforced rules that match the
+  point whatever its quotes and cost (add_usd, and add_pct on each cost term, rounded as the model rounds them);
+  rules that name quotes or test the cost are left out. A negative add_pct can lower a cost, so with one the
+  bounds are switched off (`sound`).
+- finish ≥ max(option ready, earliest start, the earliest usable quote's ready day), each ready day pushed back by
+  the longest delay of those rules, + days.
 A quote is usable when it is allowed (estimates policy), could supply the point (min_nodes ≤ n) and, with a
 deadline, arrives in time for the point to finish by it. Costs are in the model's integer money units, each
 per-node term rounded up exactly as the model rounds it, and the objective is `model.objective`, which is
@@ -30,6 +33,7 @@ from .cost import slip_premium
 from .model import objective, units
 from .options import Point, Universe, quote_ready_day
 from .problem import LoadedProblem
+from .rules import matches_attrs, matches_point
 
 
 def sound(lp: LoadedProblem) -> bool:
@@ -49,8 +53,13 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
 
     o = pt.option
     n = pt.n
+    adds = [r.then for r in p.rules if not isinstance(r.then, str) and on(f"rules.{r.name}")
+            and r.when.quote is None and r.when.cost is None and matches_attrs(r.when, o.attrs)
+            and matches_point(r.when, pt.gpus, n, pt.days, pt.power_kw)]
+    pcts = [t.add_pct for t in adds if t.add_pct]
+    delay = max([math.ceil(t.delay_days) for t in adds if t.delay_days] + [0])
     earliest = universe.earliest_day if p.schedule.earliest_start is not None and on("schedule.earliest_start") else 0
-    base = max(o.ready_day, earliest)
+    base = max(o.ready_day + delay, earliest)
     dl = universe.deadline_day if on("schedule.deadline") else None
     usable = []
     for q in o.quotes:
@@ -58,7 +67,7 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
             continue
         if max(1, q.min_nodes) > n:
             continue
-        ready = max(base, quote_ready_day(q, o, a))
+        ready = max(base, quote_ready_day(q, o, a) + delay)
         if dl is not None and ready + pt.days > dl:
             continue
         usable.append((q, ready))
@@ -70,14 +79,22 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
         q = o.quotes[0]
         if n > q.max_nodes and on(f"quotes.{q.id}.max_nodes"):
             return None
-        cost = units(pt.fixed.total_cost + n * pt.per_node.cost(q.id), unit)
+        whole = pt.fixed.total_cost + n * pt.per_node.cost(q.id)
+        cost = units(whole, unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts)
         cash = units(pt.fixed.total_cash + n * pt.per_node.cash(q.id), unit)
     else:
         fills = []
         for cash_view in (False, True):
             rest = n
             total = units(pt.fixed.total_cash if cash_view else pt.fixed.total_cost, unit)
-            for per, _qid, cap in sorted((units(pt.per_node.total(q.id, cash_view), unit), q.id,
+            extra = [] if cash_view else pcts  # surcharges in % add to cost only, term by term as the model does
+            total += sum(units(pt.fixed.total_cost * pct / 100.0, unit) for pct in extra)
+
+            def per_node(qid: str) -> int:
+                c = pt.per_node.total(qid, cash_view)
+                return units(c, unit) + sum(units(c * pct / 100.0, unit) for pct in extra)
+
+            for per, _qid, cap in sorted((per_node(q.id), q.id,
                                           q.max_nodes if on(f"quotes.{q.id}.max_nodes") else n) for q, _ in usable):
                 take = min(rest, cap)
                 total += take * per
@@ -88,7 +105,9 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
                 return None
             fills.append(total)
         cost, cash = fills
-    cost += slip
+    usd = sum(units(t.add_usd, unit) for t in adds if t.add_usd)
+    cost += slip + usd
+    cash += usd
     if p.budget.max_usd is not None and on("budget.max_usd"):
         limit = int(math.floor(p.budget.max_usd / unit + 1e-9))
         if (cash if p.budget.applies_to == "cash" else cost) > limit:

@@ -335,6 +335,7 @@ def objective(cost: Any, finish: Any, lp: LoadedProblem, horizon: int, cost_hi: 
         raise InputError(f"costs up to ${cost_hi * unit:.3g} over a {horizon}-day calendar are beyond "
                          "what plan can optimise exactly; check prices and assumptions for absurd values")
     if obj == "time":
+        assert cost_hi is not None
         return finish * (cost_hi + 1) + cost
     if isinstance(obj, CostObjective):
         per_day = units(obj.delay_cost_usd_per_day, unit)

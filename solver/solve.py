@@ -269,8 +269,10 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
     a = aset.values
     pts = [pt for o in universe.options for pt in o.points if pt.workable
            and not statically_excluded(pt, lp, a, universe, unit)]
-    full = lambda: optimise(build(lp, a, universe, unit=unit, cost_hi=cost_hi), lp, aset, settings,  # noqa: E731
-                            tie_break=tie_break)
+
+    def full() -> tuple[str, Plan | None, int | None, int | None]:
+        return optimise(build(lp, a, universe, unit=unit, cost_hi=cost_hi), lp, aset, settings, tie_break=tie_break)
+
     if not sound(lp) or len(pts) <= INITIAL_POINTS:
         return full()
     bounded = [(lb, k, pt) for k, pt in enumerate(pts)
