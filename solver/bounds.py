@@ -25,13 +25,15 @@ A point with no possible plan (too little usable capacity, over the budget even 
 
 from __future__ import annotations
 
+import heapq
 import math
-from typing import Collection
+from typing import Any, Callable, Collection
 
 from .assumptions import Assumptions
 from .cost import slip_premium
 from .model import objective, units
-from .options import Point, Universe, quote_ready_day
+from .catalog import Quote
+from .options import Option, Point, PriceKey, Universe, quote_ready_day
 from .problem import LoadedProblem
 from .rules import matches_attrs, matches_point
 
@@ -61,20 +63,23 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
     earliest = universe.earliest_day if p.schedule.earliest_start is not None and on("schedule.earliest_start") else 0
     base = max(o.ready_day + delay, earliest)
     dl = universe.deadline_day if on("schedule.deadline") else None
-    usable = []
-    for q in o.quotes:
-        if q.kind == "estimate" and not p.policy.allow_estimates and on("policy.allow_estimates"):
+    allow_est = p.policy.allow_estimates or not on("policy.allow_estimates")
+    entries, by_key = _option_data(o, a, unit)
+    usable: set[str] = set()
+    slip: int | None = None
+    first: int | None = None
+    for q, rd, slip_q, est in entries:
+        if (est and not allow_est) or max(1, q.min_nodes) > n:
             continue
-        if max(1, q.min_nodes) > n:
-            continue
-        ready = max(base, quote_ready_day(q, o, a) + delay)
+        ready = max(base, rd + delay)
         if dl is not None and ready + pt.days > dl:
             continue
-        usable.append((q, ready))
-    if not usable:
+        usable.add(q.id)
+        slip = slip_q if slip is None else min(slip, slip_q)
+        first = ready if first is None else min(first, ready)
+    if slip is None or first is None:
         return None
-    slip = min(units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit) for q, _ in usable)
-    finish = min(r for _, r in usable) + pt.days
+    finish = first + pt.days
     if len(o.quotes) == 1:
         q = o.quotes[0]
         if n > q.max_nodes and on(f"quotes.{q.id}.max_nodes"):
@@ -85,25 +90,14 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
     else:
         fills = []
         for cash_view in (False, True):
-            rest = n
-            total = units(pt.fixed.total_cash if cash_view else pt.fixed.total_cost, unit)
-            extra = [] if cash_view else pcts  # surcharges in % add to cost only, term by term as the model does
-            total += sum(units(pt.fixed.total_cost * pct / 100.0, unit) for pct in extra)
-
-            def per_node(qid: str) -> int:
-                c = pt.per_node.total(qid, cash_view)
-                return units(c, unit) + sum(units(c * pct / 100.0, unit) for pct in extra)
-
-            for per, _qid, cap in sorted((per_node(q.id), q.id,
-                                          q.max_nodes if on(f"quotes.{q.id}.max_nodes") else n) for q, _ in usable):
-                take = min(rest, cap)
-                total += take * per
-                rest -= take
-                if rest == 0:
-                    break
-            if rest > 0:
+            extra = () if cash_view else tuple(pcts)  # % surcharges add to cost only, term by term as the model does
+            fixed = pt.fixed.total_cash if cash_view else pt.fixed.total_cost
+            got = _cheapest_fill(pt, by_key, usable, cash_view, extra, unit, n,
+                                 lambda qid: on(f"quotes.{qid}.max_nodes"))
+            if got is None:
                 return None
-            fills.append(total)
+            fills.append(units(fixed, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit) for pct in extra)
+                         + got)
         cost, cash = fills
     usd = sum(units(t.add_usd, unit) for t in adds if t.add_usd)
     cost += slip + usd
@@ -113,6 +107,52 @@ def point_lower(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe
         if (cash if p.budget.applies_to == "cash" else cost) > limit:
             return None
     return cost, cash, finish
+
+
+def _option_data(o: Option, a: Assumptions, unit: int) -> tuple[list[tuple[Quote, int, int, bool]],
+                                                                  dict[PriceKey, list[Quote]]]:
+    """Per option, once: each quote's ready day, slip premium (units) and estimate flag, and the quotes of each
+    price key in order of price (within a key a quote's per-node total is t0 + price × t1)."""
+    key = ("bounds", unit)
+    if key not in o.memo:
+        entries = [(q, quote_ready_day(q, o, a), units(slip_premium(q.lead_time_days, q.lead_time_p90_days,
+                                                                    a.money), unit), q.kind == "estimate")
+                   for q in o.quotes]
+        by_key: dict[PriceKey, list[Quote]] = {}
+        for q in sorted(o.quotes, key=lambda q: (q.price, q.id)):
+            by_key.setdefault((q.commit_months, q.kind == "estimate"), []).append(q)
+        o.memo[key] = (entries, by_key)
+    return o.memo[key]  # type: ignore[no-any-return]
+
+
+def _cheapest_fill(pt: Point, by_key: dict[PriceKey, list[Quote]], usable: set[str], cash: bool,
+                   pcts: tuple[float, ...], unit: int, n: int, capped: Callable[[str], bool]) -> int | None:
+    """Σ per-node cost (units, + % surcharges) of the n cheapest nodes from the usable quotes, each up to its
+    capacity when that capacity is enforced: the LP optimum of the split. Quotes are merged across price keys in
+    order of cost, pricing only the ones the fill reaches. None if the usable capacity is short of n."""
+    heap: list[tuple[int, str, int, Any, float, float]] = []
+
+    def per_node(q: Quote, t0: float, t1: float) -> int:
+        c = t0 + q.price * t1
+        return units(c, unit) + sum(units(c * pct / 100.0, unit) for pct in pcts)
+
+    for k, (key, qs) in enumerate(sorted(by_key.items())):
+        t0, t1 = pt.per_node.key_totals(key, cash)
+        ordered = qs if t1 >= 0 else list(reversed(qs))  # cheapest first within the key
+        it = (q for q in ordered if q.id in usable)
+        q = next(it, None)
+        if q is not None:
+            heapq.heappush(heap, (per_node(q, t0, t1), q.id, k, (q, it), t0, t1))
+    total, rest = 0, n
+    while heap and rest > 0:
+        per, _qid, k, (q, it), t0, t1 = heapq.heappop(heap)
+        take = min(rest, q.max_nodes if capped(q.id) else rest)
+        total += take * per
+        rest -= take
+        nxt = next(it, None)
+        if nxt is not None:
+            heapq.heappush(heap, (per_node(nxt, t0, t1), nxt.id, k, (nxt, it), t0, t1))
+    return total if rest == 0 else None
 
 
 def point_bound(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe, unit: int,

@@ -235,7 +235,8 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
     return out
 
 
-def dominated_quotes(o: Option, pts: list[Point], lp: LoadedProblem, a: Assumptions) -> set[str]:
+def dominated_quotes(o: Option, pts: list[Point], lp: LoadedProblem, a: Assumptions,
+                     protect: frozenset[str] = frozenset()) -> set[str]:
     """Quotes another quote of the same option beats on everything (Python presolve, optimisation only).
 
     q is dominated by d when d alone can supply any point of the option (capacity at least the largest node count,
@@ -243,7 +244,7 @@ def dominated_quotes(o: Option, pts: list[Point], lp: LoadedProblem, a: Assumpti
     point (cost and cash), is not an estimate unless q is, and no rule names either: then moving q's nodes to d
     never makes a plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
     """
-    named = {qid for r in lp.problem.rules for qid in (quote_ids(r.when) or [])}
+    named = {qid for r in lp.problem.rules for qid in (quote_ids(r.when) or [])} | protect
     top = max((pt.n for pt in pts), default=0)
     ready = {q.id: quote_ready_day(q, o, a) for q in o.quotes}
     slip = {q.id: slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money) for q in o.quotes}
@@ -345,11 +346,13 @@ def objective(cost: Any, finish: Any, lp: LoadedProblem, horizon: int, cost_hi: 
 
 def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Literal["fixed", "assume"] = "fixed",
           unit: int | None = None, prune: bool | None = None, elastic: bool = False,
-          keep: set[tuple[str, int]] | None = None, cost_hi: int | None = None) -> Built:
+          keep: set[tuple[str, int]] | None = None, cost_hi: int | None = None,
+          protect: frozenset[str] = frozenset()) -> Built:
     """Build the model. `guard='assume'` makes every group literal a free Boolean for explanations;
     `elastic=True` gives every numeric limit a slack variable (`Built.slacks`) for feasRelax-style repairs;
     `keep` limits the points to those (option id, nodes) (bound-pruned solves, see `solve.py`); `cost_hi`
-    overrides the objective multiplier (see `cost_ceiling`)."""
+    overrides the objective multiplier (see `cost_ceiling`); quotes in `protect` are never dropped as dominated
+    (a why-not question forces them to be used)."""
     p = lp.problem
     m = Model()
     unit = unit or money_unit(lp, universe)
@@ -404,7 +407,7 @@ def build(lp: LoadedProblem, a: Assumptions, universe: Universe, *, guard: Liter
                 cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
                 cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
             continue
-        dominated = dominated_quotes(o, [points[i] for i in idx], lp, a) if prune else set()
+        dominated = dominated_quotes(o, [points[i] for i in idx], lp, a, protect) if prune else set()
         zero = m.new_constant(0)
         for q in o.quotes:
             u[q.id] = m.new_bool_var(f"u[{q.id}]") if q.id not in dominated else zero

@@ -86,6 +86,12 @@ class PerNode(Mapping[str, Lines]):
     def total(self, qid: str, cash: bool) -> float:
         return self.cash(qid) if cash else self.cost(qid)
 
+    def key_totals(self, key: PriceKey, cash: bool) -> tuple[float, float]:
+        """(total at price 0, total per unit of price) of one price key: total(q) = t0 + q.price × t1, evaluated
+        in that order so that it is the same float as `cost`/`cash`."""
+        l0, l1 = self._templates[key]
+        return (l0.total_cash, l1.total_cash) if cash else (l0.total_cost, l1.total_cost)
+
     def extreme(self, cash: bool, pick: Callable[..., float]) -> float:
         """min or max over the quotes of the per-node total (the ends of each price key's price range)."""
         vals = []
@@ -136,6 +142,7 @@ class Option:
     points: list[Point] = field(default_factory=list)
     static_violations: Any = None
     ceilings: dict[int, int] = field(default_factory=dict)  # money unit -> max cost of a point (model.cost_ceiling)
+    memo: dict[Any, Any] = field(default_factory=dict)  # derived per-option data (bounds.py)
 
     @property
     def pair(self) -> str:
@@ -250,9 +257,11 @@ def _recompute_levels(requested: str) -> tuple[str, ...]:
 
 
 def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_expired: bool = False,
-                   only_pairs: set[str] | None = None) -> Universe:
+                   only_pairs: set[str] | None = None, estimates: "EstimateCache | None" = None) -> Universe:
     """All options and their points (see module docstring). Pure given its inputs; sorted by id.
-    `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option)."""
+    `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option).
+    `estimates` carries memory and time estimates between builds of the *same* problem and assumptions whose
+    quotes differ (break-even searches re-price one quote): they depend on the systems, not on prices."""
     p = lp.problem
     w = p.workload
     as_of = lp.as_of
@@ -284,7 +293,7 @@ def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_exp
             static.append(Excluded(acc_id, [reason]))
 
     max_lead = 0.0
-    cache: EstimateCache = {}
+    cache: EstimateCache = estimates if estimates is not None else {}
     for (sys_id, mode), quotes in sorted(by_option.items()):
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from .catalog import load_catalog
+from .options import build_universe
 from .problem import LoadedProblem, load_problem
 from .solve import SolveSettings, solve_problem
 from .whynot import Context, bisect_price, why_not
@@ -88,7 +89,7 @@ def sweeps(lp: LoadedProblem, settings: SolveSettings, which: list[str] | None =
 def break_evens(lp: LoadedProblem, settings: SolveSettings, top: int = 3) -> list[dict[str, Any]]:
     """Break-even prices for the chosen plan and the next `top - 1` runners-up."""
     ctx = Context(lp, settings)
-    full = solve_problem(lp, settings)
+    full = solve_problem(lp, settings, prepared=(ctx.cat, ctx.aset, ctx.universe))
     out: list[dict[str, Any]] = []
     if full.plan is None:
         return out
@@ -115,13 +116,15 @@ def _chosen_break_even(lp: LoadedProblem, settings: SolveSettings, ctx: Context,
     chosen_option = full.plan.option
 
     def still_chosen(price: float) -> bool:
-        d = q.model_dump(mode="json", exclude_none=True)
-        d[field] = price
-        with tempfile.TemporaryDirectory() as t:
-            f = Path(t) / "q.yaml"
-            f.write_text(yaml.safe_dump({"quotes": [d]}))
-            r = solve_problem(lp, SolveSettings(time_limit=settings.time_limit, extra_quotes=settings.extra_quotes
-                                                + (str(f),), alternatives=False, allow_expired=settings.allow_expired))
+        cat.quotes[quote_id] = q.model_copy(update={field: price})
+        try:
+            universe = build_universe(lp, cat, ctx.aset.values, allow_expired=settings.allow_expired,
+                                      estimates=ctx.estimates)
+            r = solve_problem(lp, SolveSettings(time_limit=settings.time_limit, extra_quotes=settings.extra_quotes,
+                                                alternatives=False, allow_expired=settings.allow_expired),
+                              prepared=(cat, ctx.aset, universe))
+        finally:
+            cat.quotes[quote_id] = q
         return r.plan is not None and r.plan.option == chosen_option and any(
             x.id == quote_id for x in r.plan.quotes)
 

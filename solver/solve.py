@@ -13,7 +13,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .cpsat import cp_model, make_solver
 
@@ -23,7 +23,7 @@ from .checker import check_plan
 from .explain import exclusion_reasons, explain_infeasible
 from .bounds import point_bound, sound
 from .model import Built, build, cost_ceiling, money_unit, needs_ceiling, objective, statically_excluded
-from .options import Universe, build_universe, check_references, quote_ready_day
+from .options import EstimateCache, Universe, build_universe, check_references, quote_ready_day
 from .errors import InputError, PlanCheckError
 from .plan import Alternative, ExcludedOption, Plan, Result, make_plan
 from .problem import LoadedProblem
@@ -133,11 +133,12 @@ def _add_hint(b: Built, hint: dict[str, Any] | None) -> None:
         b.model.add_hint(v, int(quotes.get(qid, 0)) if i == idx else 0)
 
 
-def prepare(lp: LoadedProblem, settings: SolveSettings) -> tuple[Catalog, AssumptionSet, Universe]:
+def prepare(lp: LoadedProblem, settings: SolveSettings,
+            estimates: EstimateCache | None = None) -> tuple[Catalog, AssumptionSet, Universe]:
     cat = load_catalog(list(lp.problem.catalogs) + list(settings.extra_quotes))
     aset = load_assumptions(lp.problem.risk, src=lp.source)
     check_references(lp, cat)
-    universe = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired)
+    universe = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired, estimates=estimates)
     return cat, aset, universe
 
 
@@ -158,18 +159,24 @@ def collections_paused() -> Iterator[None]:
             gc.enable()
 
 
-def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
-    """`plan solve` (see `_solve_problem`); input errors found while modelling name the problem file."""
+Prepared = tuple[Catalog, AssumptionSet, Universe]
+
+
+def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None,
+                  prepared: Prepared | None = None) -> Result:
+    """`plan solve` (see `_solve_problem`); input errors found while modelling name the problem file.
+    `prepared`: the output of `prepare(lp, settings)` when the caller already has it (why-not, sensitivity)."""
     try:
         with collections_paused():
-            return _solve_problem(lp, settings)
+            return _solve_problem(lp, settings, prepared)
     except InputError as exc:
         if exc.file is None:
             raise InputError(exc.message, file=lp.source.file, path=exc.path) from None
         raise
 
 
-def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> Result:
+def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None,
+                   prepared: Prepared | None = None) -> Result:
     """The `plan solve` pipeline.
 
     A plan uses exactly one option, so the model decomposes exactly by accelerator/mode pair: each pair's
@@ -180,7 +187,7 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
     """
     settings = settings or SolveSettings()
     t0 = time.perf_counter()
-    cat, aset, universe = prepare(lp, settings)
+    cat, aset, universe = prepared or prepare(lp, settings)
     unit = money_unit(lp, universe)
     warnings: list[str] = []
     if lp.as_of_defaulted:
@@ -253,8 +260,13 @@ def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None) -> 
 INITIAL_POINTS = 32
 
 
+Forcing = Callable[[Built], list[Any]]
+"""Adds constraints to a built model and returns the literals that must hold (why-not: "the target is used")."""
+
+
 def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, cost_hi: int | None,
-               settings: SolveSettings, *, tie_break: bool) -> tuple[str, Plan | None, int | None, int | None]:
+               settings: SolveSettings, *, tie_break: bool, forced: Forcing | None = None,
+               protect: frozenset[str] = frozenset()) -> tuple[str, Plan | None, int | None, int | None]:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win.
 
     Points are taken in order of their lower bound (`bounds.point_bound`). A model over the cheapest few is
@@ -264,14 +276,17 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
     can tie, so the optimum and the option/size tie-break are those of the full model. (Among quotes tied on
     cost, `dominated_quotes` may drop a different one than over all points — still optimal and deterministic.)
     If the kept points have no feasible plan, four times as many are kept, up to all of them; an unproven result
-    falls back to the full model.
+    falls back to the full model. `forced` constraints only restrict plans, so the bounds stay valid under them.
     """
     a = aset.values
     pts = [pt for o in universe.options for pt in o.points if pt.workable
            and not statically_excluded(pt, lp, a, universe, unit)]
 
+    def run(b: Built, s: SolveSettings, tb: bool) -> tuple[str, Plan | None, int | None, int | None]:
+        return optimise(b, lp, aset, s, forced(b) if forced else None, tie_break=tb)
+
     def full() -> tuple[str, Plan | None, int | None, int | None]:
-        return optimise(build(lp, a, universe, unit=unit, cost_hi=cost_hi), lp, aset, settings, tie_break=tie_break)
+        return run(build(lp, a, universe, unit=unit, cost_hi=cost_hi, protect=protect), settings, tie_break)
 
     if not sound(lp) or len(pts) <= INITIAL_POINTS:
         return full()
@@ -284,8 +299,8 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
     keep = {(pt.option.id, pt.n) for _, _, pt in bounded[:size]}
     hint = settings.hint
     while True:
-        b = build(lp, a, universe, unit=unit, cost_hi=cost_hi, keep=keep)
-        st, plan, obj, bound = optimise(b, lp, aset, replace(settings, hint=hint), tie_break=False)
+        b = build(lp, a, universe, unit=unit, cost_hi=cost_hi, keep=keep, protect=protect)
+        st, plan, obj, bound = run(b, replace(settings, hint=hint), False)
         if st == "optimal" and obj is not None and plan is not None:
             need = {(pt.option.id, pt.n) for lb, _, pt in bounded if lb <= obj}
             if need <= keep:
@@ -300,7 +315,7 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
         else:
             return full()
     if tie_break:
-        return optimise(b, lp, aset, replace(settings, hint=hint), tie_break=True)
+        return run(b, replace(settings, hint=hint), True)
     return st, plan, obj, bound
 
 

@@ -16,12 +16,12 @@ from .catalog import Catalog, Quote
 from .cost import LINE_ORDER
 from .errors import InputError
 from .explain import PairOracle
-from .model import Built, build
-from .options import Option, Universe, build_universe
+from .model import Built, cost_ceiling, needs_ceiling, objective
+from .options import EstimateCache, Option, Universe, build_universe
 from .plan import Plan
 from .problem import LoadedProblem
 from .relax import explain
-from .solve import SolveSettings, optimise, prepare, solve_problem
+from .solve import SolveSettings, prepare, solve_pair, solve_problem
 
 
 def resolve_target(target: str, cat: Catalog, universe: Universe) -> tuple[str, list[Option], str | None]:
@@ -75,7 +75,8 @@ def _line_diff(target: Plan, chosen: Plan) -> list[dict[str, Any]]:
 
 def _best_forced(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set[str], qid: str | None,
                  ids: set[str], unit: int, horizon: int, settings: SolveSettings,
-                 priced: tuple[str, float] | None = None) -> tuple[int, Plan] | None:
+                 priced: tuple[str, float] | None = None,
+                 estimates: EstimateCache | None = None) -> tuple[int, Plan] | None:
     """Best plan using the target (forced quote `qid` or options `ids`); `priced` = (quote id, price) replaces
     one quote's price for the break-even search."""
     if priced is not None:
@@ -84,29 +85,44 @@ def _best_forced(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: se
         field = {"buy": "price_usd", "cloud": "usd_per_gpu_hour", "managed": "usd_per_month"}[q.mode]
         cat.quotes[pid] = q.model_copy(update={field: price})
     try:
-        u = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired, only_pairs=pairs)
+        u = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired, only_pairs=pairs,
+                           estimates=estimates)
     finally:
         if priced is not None:
             cat.quotes[priced[0]] = q
     u.horizon = horizon
+    hi = cost_ceiling(lp, aset.values, u, unit) if needs_ceiling(lp) else None  # one scale for every pair
+    forced = _forcer([o for o in u.options if o.id in ids], qid)
+    protect = frozenset({qid}) if qid else frozenset()
     best: tuple[int, Plan] | None = None
     for pair in sorted(pairs):
-        b = build(lp, aset.values, u.subset(pair), unit=unit)
-        lits = _forcer([o for o in b.universe.options if o.id in ids], qid)(b)
-        st, plan, obj, _ = optimise(b, lp, aset, settings, lits)
+        st, plan, obj, _ = solve_pair(lp, aset, u.subset(pair), unit, hi, settings, tie_break=True, forced=forced,
+                                      protect=protect)
         if plan is not None and obj is not None and (best is None or obj < best[0]):
             best = (obj, plan)
     return best
+
+
+def scores_no_worse(a: Plan, b: Plan, lp: LoadedProblem, horizon: int, unit: int) -> bool:
+    """Plan a scores at least as well as plan b under the problem's objective. Compared on one cost ceiling that
+    covers both, since the plans may come from models whose ceilings differ (a re-priced quote)."""
+    hi = max(a.model_cost_units, b.model_cost_units)
+
+    def score(p: Plan) -> int:
+        return int(objective(p.model_cost_units, (p.finish - lp.as_of).days, lp, horizon, hi, unit))
+    return score(a) <= score(b)
 
 
 class Context:
     """What every why-not question about one problem shares: catalog, assumptions, options and the plan."""
 
     def __init__(self, lp: LoadedProblem, settings: SolveSettings) -> None:
-        self.cat, self.aset, self.universe = prepare(lp, settings)
+        self.estimates: EstimateCache = {}  # shared by every re-priced universe of this problem
+        self.cat, self.aset, self.universe = prepare(lp, settings, self.estimates)
         self.main = solve_problem(lp, SolveSettings(time_limit=settings.time_limit,
                                                     allow_expired=settings.allow_expired,
-                                                    extra_quotes=settings.extra_quotes, alternatives=False))
+                                                    extra_quotes=settings.extra_quotes, alternatives=False),
+                                  prepared=(self.cat, self.aset, self.universe))
 
 
 def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = None,
@@ -141,7 +157,7 @@ def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = Non
         expl["subject"] = target
         out.update(status="infeasible", explanation=expl)
         return out
-    best = _best_forced(lp, aset, cat, pairs, qid, ids, unit, universe.horizon, settings)
+    best = _best_forced(lp, aset, cat, pairs, qid, ids, unit, universe.horizon, settings, estimates=ctx.estimates)
     assert best is not None
     obj, plan = best
     chosen = main.plan
@@ -155,7 +171,7 @@ def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = Non
         return out
     main_quote = max(plan.quotes, key=lambda q: (q.nodes, q.id))
     out["break_even"] = _break_even(lp, aset, cat, pairs, main_quote.id, ids, unit,
-                                    universe.horizon, main.objective, settings, qid)
+                                    universe.horizon, chosen, settings, qid, ctx.estimates)
     return out
 
 
@@ -174,15 +190,15 @@ def bisect_price(lo: float, hi: float, step: float, holds: Any) -> tuple[float, 
 
 
 def _break_even(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set[str], quote_id: str,
-                ids: set[str], unit: int, horizon: int, chosen_obj: int, settings: SolveSettings,
-                qid: str | None) -> dict[str, Any]:
+                ids: set[str], unit: int, horizon: int, chosen: Plan, settings: SolveSettings,
+                qid: str | None, estimates: EstimateCache) -> dict[str, Any]:
     """Highest price of `quote_id` at which the target's best plan scores at least as well as today's plan."""
     q = cat.quotes[quote_id]
     step = 0.01 if q.mode == "cloud" else 1.0
 
     def wins(price: float) -> bool:
-        r = _best_forced(lp, aset, cat, pairs, qid, ids, unit, horizon, settings, (quote_id, price))
-        return r is not None and r[0] <= chosen_obj
+        r = _best_forced(lp, aset, cat, pairs, qid, ids, unit, horizon, settings, (quote_id, price), estimates)
+        return r is not None and scores_no_worse(r[1], chosen, lp, horizon, unit)
 
     if not wins(0.0 if q.mode != "cloud" else step):
         return {"quote": quote_id, "price": None, "current": q.price,
