@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from .catalog import load_catalog
 from .options import build_universe
 from .problem import LoadedProblem, load_problem
-from .solve import SolveSettings, solve_problem
-from .whynot import Context, bisect_price, why_not
+from .model import cost_ceiling, needs_ceiling
+from .plan import Plan
+from .solve import SolveSettings, solve_pair, solve_problem
+from .whynot import Context, bisect_price, scores_no_worse, why_not
 
 SWEEPS: dict[str, list[float]] = {
     "tokens": [0.5, 0.75, 1.0, 1.25, 1.5],
@@ -108,35 +110,87 @@ def break_evens(lp: LoadedProblem, settings: SolveSettings, top: int = 3) -> lis
 
 def _chosen_break_even(lp: LoadedProblem, settings: SolveSettings, ctx: Context, quote_id: str,
                        full: Any) -> dict[str, Any]:
-    """The price of the chosen plan's main quote above which another plan is chosen (bisection on re-solves)."""
+    """The price of the chosen plan's main quote above which another plan is chosen (bisection on re-solves).
+
+    The quote belongs to one accelerator/mode pair, so the other pairs' optima (today's runners-up) do not move
+    with its price: each bisection step re-solves only the chosen pair and compares with them (`_fast_predicate`).
+    The two prices the search ends on are then checked with complete re-solves; if either disagrees (the money
+    unit can change with prices), the search is redone with complete re-solves throughout.
+    """
     cat = ctx.cat
     q = cat.quotes[quote_id]
     step = 0.01 if q.mode == "cloud" else 1.0
     field = {"buy": "price_usd", "cloud": "usd_per_gpu_hour", "managed": "usd_per_month"}[q.mode]
     chosen_option = full.plan.option
 
-    def still_chosen(price: float) -> bool:
+    def repriced(price: float, only_pairs: set[str] | None) -> Any:
         cat.quotes[quote_id] = q.model_copy(update={field: price})
         try:
-            universe = build_universe(lp, cat, ctx.aset.values, allow_expired=settings.allow_expired,
-                                      estimates=ctx.estimates)
+            return build_universe(lp, cat, ctx.aset.values, allow_expired=settings.allow_expired,
+                                  estimates=ctx.estimates, only_pairs=only_pairs)
+        finally:
+            cat.quotes[quote_id] = q
+
+    def uses_quote(plan: Plan | None) -> bool:
+        return plan is not None and plan.option == chosen_option and any(x.id == quote_id for x in plan.quotes)
+
+    def still_chosen(price: float) -> bool:
+        universe = repriced(price, None)
+        cat.quotes[quote_id] = q.model_copy(update={field: price})
+        try:
             r = solve_problem(lp, SolveSettings(time_limit=settings.time_limit, extra_quotes=settings.extra_quotes,
                                                 alternatives=False, allow_expired=settings.allow_expired),
                               prepared=(cat, ctx.aset, universe))
         finally:
             cat.quotes[quote_id] = q
-        return r.plan is not None and r.plan.option == chosen_option and any(
-            x.id == quote_id for x in r.plan.quotes)
+        return uses_quote(r.plan)
 
-    lo, hi = q.price, q.price * 2
-    guard = 0
-    while still_chosen(hi) and guard < 8:
-        lo, hi = hi, hi * 2
-        guard += 1
-    if guard == 8:
+    def search(holds: Callable[[float], bool]) -> tuple[float, float] | None:
+        lo, hi = q.price, q.price * 2
+        for _ in range(8):
+            if not holds(hi):
+                return bisect_price(lo, hi, step, holds)
+            lo, hi = hi, hi * 2
+        return None
+
+    fast = _fast_predicate(lp, ctx, full, repriced, uses_quote, settings)
+    found = search(fast) if fast is not None else None
+    if found is None or not (still_chosen(found[0]) and not still_chosen(found[1])):
+        found = search(still_chosen)
+    if found is None:
         return {"break_even": None, "note": "stays chosen even at 256x today's price"}
-    lo, hi = bisect_price(lo, hi, step, still_chosen)
+    lo, hi = found
     return {"break_even": round(lo, 2), "note": f"chosen up to {lo:,.2f}; at {hi:,.2f} another plan wins"}
+
+
+def _fast_predicate(lp: LoadedProblem, ctx: Context, full: Any, repriced: Callable[[float, set[str]], Any],
+                    uses_quote: Callable[[Plan | None], bool],
+                    settings: SolveSettings) -> Callable[[float], bool] | None:
+    """"Is the re-priced quote still in the chosen plan?" from a re-solve of the chosen pair alone, against the
+    other pairs' optima as solved today (which its price cannot change). None when the full result is not proven
+    (then the other pairs' optima are not known exactly)."""
+    if full.status != "optimal" or full.plan is None:
+        return None
+    pair = f"{full.plan.accelerator}/{full.plan.mode}"
+    others = [(f"{al.plan.accelerator}/{al.plan.mode}", al.plan) for al in full.alternatives]
+    unit = full.unit
+    horizon = ctx.universe.horizon
+
+    def ranks_first(plan: Plan) -> bool:
+        for other_pair, other in others:
+            if not scores_no_worse(plan, other, lp, horizon, unit):
+                return False
+            if scores_no_worse(other, plan, lp, horizon, unit) and other_pair < pair:
+                return False  # a tie goes to the pair that sorts first, as in `solve`
+        return True
+
+    def holds(price: float) -> bool:
+        u = repriced(price, {pair})
+        u.horizon = horizon
+        hi = cost_ceiling(lp, ctx.aset.values, u, unit) if needs_ceiling(lp) else None
+        _st, plan, _obj, _ = solve_pair(lp, ctx.aset, u, unit, hi, settings, tie_break=True)
+        return plan is not None and uses_quote(plan) and ranks_first(plan)
+    return holds
 
 
 def chart(sweep_rows: dict[str, list[dict[str, Any]]], path: str) -> None:
