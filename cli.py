@@ -76,7 +76,7 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
     _one_run()
     from solver.problem import load_problem
     from solver.render import render_markdown, render_table, result_dict, to_json
-    from solver.solve import SolveSettings, solve_problem
+    from solver.solve import SolveSettings, prepare, solve_problem
 
     from solver import history
     lp = load_problem(file, list(sets))
@@ -87,18 +87,18 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
         prev = old["result"]["plan"]
         settings.hint = {"option": prev["option"], "nodes": prev["nodes"],
                          "quotes": {q["id"]: q["nodes"] for q in prev["quotes"]}}
-    result = solve_problem(lp, settings)
+    prepared = prepare(lp, settings) if (save_to or old is not None) else None  # the snapshot needs the quotes
+    result = solve_problem(lp, settings, prepared)
     if top is not None:
         result.alternatives = result.alternatives[: top - 1]
     p = lp.problem
-    if save_to or old is not None:
-        from solver.solve import prepare
-        snap = history.snapshot(lp, result, prepare(lp, settings)[2], list(quotes))
+    if prepared is not None:
+        snap = history.snapshot(lp, result, prepared[2], list(quotes))
         if save_to:
             history.save(save_to, snap)
         if old is not None:
             d = history.diff(old, snap)
-            today = history.old_plan_today(lp, old, settings) if d["decision_changed"] else None
+            today = history.old_plan_today(lp, old, settings, prepared) if d["decision_changed"] else None
             if fmt == "json":
                 click.echo(to_json({"diff": d, "previous_plan_today": today, **result_dict(result)}), nl=False)
             else:

@@ -151,7 +151,8 @@ def _causes(io: dict[str, Any], inew: dict[str, Any], po: Any, pn: Any) -> list[
     return relevant_first
 
 
-def old_plan_today(lp: LoadedProblem, old: dict[str, Any], settings: Any) -> dict[str, Any] | None:
+def old_plan_today(lp: LoadedProblem, old: dict[str, Any], settings: Any,
+                   prepared: Any = None) -> dict[str, Any] | None:
     """Is yesterday's decision still feasible under today's inputs, and what would it cost now?"""
     from .checker import check_plan
     from .plan import make_plan
@@ -159,7 +160,7 @@ def old_plan_today(lp: LoadedProblem, old: dict[str, Any], settings: Any) -> dic
     po = old["result"].get("plan")
     if not po:
         return None
-    cat, aset, u = prepare(lp, settings)
+    cat, aset, u = prepared or prepare(lp, settings)
     opt = next((o for o in u.options if o.id == po["option"]), None)
     if opt is None:
         return {"feasible": False, "reason": f"option {po['option']} is no longer offered (quotes expired or removed)"}

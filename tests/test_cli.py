@@ -81,10 +81,10 @@ _REAL_SOLVE = solver.solve.solve_problem
 def _memo_solve(cache: dict[Any, Any]) -> Any:
     """`solve_problem` that solves each (file, --set, settings) once: the renderers then share one Result."""
 
-    def wrapper(lp: Any, settings: Any = None) -> Any:
+    def wrapper(lp: Any, settings: Any = None, prepared: Any = None) -> Any:
         key = (lp.source.file, tuple(lp.overrides), repr(settings))
         if key not in cache:
-            cache[key] = _REAL_SOLVE(lp, settings)
+            cache[key] = _REAL_SOLVE(lp, settings, prepared)
         return cache[key]
 
     return wrapper
