@@ -67,6 +67,29 @@ class Lines:
         return sum(self.cash.values())
 
 
+class Totals(Lines):
+    """Only the two sums of a `Lines` (`into=` of the line functions): what screening most points needs, without
+    building the named lines. The same formulas run; only the bookkeeping is lighter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cost = 0.0
+        self._cash = 0.0
+
+    def add(self, name: str, amount: float, *, cash: float | None = None) -> None:
+        self._cost += amount
+        if name not in RISK_LINES:
+            self._cash += amount if cash is None else cash
+
+    @property
+    def total_cost(self) -> float:
+        return self._cost
+
+    @property
+    def total_cash(self) -> float:
+        return self._cash
+
+
 def depreciation_fraction(holding_hours: float, money: MoneyA) -> float:
     """Share of capex charged for holding hardware `holding_hours`: straight line down to the residual value,
     which the owner keeps (so at most 1 − residual is ever charged)."""
@@ -76,9 +99,9 @@ def depreciation_fraction(holding_hours: float, money: MoneyA) -> float:
 
 def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
                    node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, accounting: str,
-                   consumer: bool, estimate: bool) -> Lines:
+                   consumer: bool, estimate: bool, into: Lines | None = None) -> Lines:
     """Per-node lines for bought hardware (one node of one quote)."""
-    lines = Lines()
+    lines = Lines() if into is None else into
     extra_frac = money.storage_capex_fraction + (money.network_capex_fraction if nodes > 1 else 0.0)
     install_h = install_days * 24.0
 
@@ -100,9 +123,9 @@ def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: 
 
 
 def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: float, wall_hours: float,
-                     commit_months: float, money: MoneyA, estimate: bool) -> Lines:
+                     commit_months: float, money: MoneyA, estimate: bool, into: Lines | None = None) -> Lines:
     """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the commitment."""
-    lines = Lines()
+    lines = Lines() if into is None else into
     floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
     billed_ideal = max(ideal_hours, floor)
     billed_wall = max(wall_hours, floor)
@@ -115,9 +138,9 @@ def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: flo
 
 
 def managed_node_lines(*, usd_per_month: float, ideal_hours: float, wall_hours: float, commit_months: float,
-                       money: MoneyA, estimate: bool) -> Lines:
+                       money: MoneyA, estimate: bool, into: Lines | None = None) -> Lines:
     """Per-system lines for a managed contract: months × price, at least the commitment."""
-    lines = Lines()
+    lines = Lines() if into is None else into
     m_ideal = max(ideal_hours / HOURS_PER_MONTH, commit_months)
     m_wall = max(wall_hours / HOURS_PER_MONTH, commit_months)
     lines.add("compute", usd_per_month * m_ideal)

@@ -105,7 +105,17 @@ def units(dollars: float, unit: int) -> int:
     return int(math.ceil(v - 1e-9))
 
 
-def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[list[frozenset[str]], int, list[Any]]:
+_MEMORY = frozenset({"workload.memory"})
+_DEADLINE = frozenset({"schedule.deadline"})
+_DEADLINE_START = frozenset({"schedule.deadline", "schedule.earliest_start"})
+_RACK_POWER = frozenset({"site.rack_power_kw"})
+_RACKS_POWER = frozenset({"site.racks", "site.rack_power_kw"})
+_RACKS = frozenset({"site.racks"})
+_POWER = frozenset({"site.it_power_kw"})
+
+
+def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[list[frozenset[str]], int, list[Any],
+                                                                             tuple[int, frozenset[str]], bool]:
     """The node-count-independent part of `point_violations`, computed once per option."""
     p = lp.problem
     pol = p.policy
@@ -127,7 +137,11 @@ def _option_violations(o: Option, lp: LoadedProblem, a: Assumptions) -> tuple[li
     first = max(o.ready_day, min(quote_ready_day(q, o, a) for q in o.quotes))
     forbids = [r for r in p.rules if r.then == "forbid" and r.when.cost is None and r.when.quote is None
                and matches_attrs(r.when, o.attrs)]
-    return out, first, forbids
+    capacity = (sum(q.max_nodes for q in o.quotes), frozenset(f"quotes.{q.id}.max_nodes" for q in o.quotes))
+    # With a negative % surcharge a plan can cost less than its lines: then the budget is not a point-local proof.
+    budget_exact = p.budget.max_usd is not None and not any(
+        not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in p.rules)
+    return out, first, forbids, capacity, budget_exact
 
 
 def _capacitated_budget_items(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Universe, fixed: float,
@@ -195,31 +209,29 @@ def point_violations(pt: Point, lp: LoadedProblem, a: Assumptions, universe: Uni
     o = pt.option
     if o.static_violations is None:
         o.static_violations = _option_violations(o, lp, a)
-    static, first, forbids = o.static_violations
+    static, first, forbids, capacity, budget_exact = o.static_violations
     p = lp.problem
     out = list(static)
     if not pt.fits:
-        out.append(frozenset({"workload.memory"}))
-    if pt.n > sum(q.max_nodes for q in o.quotes):
-        out.append(frozenset(f"quotes.{q.id}.max_nodes" for q in o.quotes))
+        out.append(_MEMORY)
+    if pt.n > capacity[0]:
+        out.append(capacity[1])
     if universe.deadline_day is not None:
         if first + pt.days > universe.deadline_day:
-            out.append(frozenset({"schedule.deadline"}))
+            out.append(_DEADLINE)
         elif p.schedule.earliest_start is not None and max(first, universe.earliest_day) + pt.days > universe.deadline_day:
-            out.append(frozenset({"schedule.deadline", "schedule.earliest_start"}))
+            out.append(_DEADLINE_START)
     site = p.site
     if o.mode == "buy" and site is not None:
         if pt.racks_with_power is None:
-            out.append(frozenset({"site.rack_power_kw"}))
+            out.append(_RACK_POWER)
         elif pt.racks_with_power > site.racks:
-            out.append(frozenset({"site.racks", "site.rack_power_kw"}) if pt.racks_physical <= site.racks
-                       else frozenset({"site.racks"}))
+            out.append(_RACKS_POWER if pt.racks_physical <= site.racks else _RACKS)
         if pt.power_kw > site.it_power_kw + 1e-9:
-            out.append(frozenset({"site.it_power_kw"}))
+            out.append(_POWER)
     if out and not capacitated:
         return out  # excluded already: spare pricing the point
-    if p.budget.max_usd is not None and not any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0
-                                                for r in p.rules):
+    if budget_exact and p.budget.max_usd is not None:
         cash = p.budget.applies_to == "cash"
         fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
         per = pt.per_node.extreme(cash, min)

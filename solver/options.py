@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping
 from .assumptions import Assumptions, Porting
 from .catalog import Accelerator, Catalog, Quote, System
 from .compute import TimeEstimate, estimate_time, training_flops, utilisation
-from .cost import Lines, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
+from .cost import Lines, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
 from .errors import InputError
 from .memory import (RECOMPUTE_ORDER, MemoryEstimate, Shape, adapter_params, memory_per_gpu, model_shape)
 from .problem import LoadedProblem, Problem
@@ -30,38 +30,46 @@ PriceKey = tuple[float, bool]
 """What a quote's per-node lines depend on besides its price: (commit_months, is an estimate)."""
 
 
+Sums = tuple[float, float, float, float]
+"""A price key's per-node totals: cost at price 0, cost per unit of price, cash at price 0, cash per unit."""
+
+
 class PerNode(Mapping[str, Lines]):
     """Per-node cost lines of every quote of an option at one point, made on demand.
 
     Every per-node line is affine in the quote's price (cost.py: buy = price × depreciation share + energy,
-    cloud = rate × billed hours, managed = price × months), so the lines are computed once per price key at
-    price 0 and 1, L(price) = L0 + price × (L1 − L0), instead of once per quote. With thousands of quotes this
-    is what keeps building the universe linear in options × node counts. `cost`/`cash` give the totals that the
-    model, the bounds and the enumeration all use, so the three see identical numbers.
+    cloud = rate × billed hours, managed = price × months), so they are computed once per price key at price 0
+    and 1, L(price) = L0 + price × (L1 − L0), instead of once per quote. With thousands of quotes this is what
+    keeps building the universe linear in options × node counts. The totals (`cost`, `cash`), which the model,
+    the bounds and the enumeration all use, come from `cost.Totals` (the same formulas without the named lines);
+    the named lines are made only for the plans that are shown.
     """
 
-    __slots__ = ("_quotes", "_make", "_made", "_ranges", "_cache")
+    __slots__ = ("_quotes", "_make", "_sums", "_lines", "_ranges", "_cache")
 
-    def __init__(self, quotes: dict[str, tuple[float, PriceKey]],
-                 make: Callable[[], dict[PriceKey, tuple[Lines, Lines]]], ranges: dict[PriceKey, tuple[float, float]]):
+    def __init__(self, quotes: dict[str, tuple[float, PriceKey]], make: Callable[[bool], dict[PriceKey, Any]],
+                 ranges: dict[PriceKey, tuple[float, float]]):
         self._quotes = quotes
         self._make = make
-        self._made: dict[PriceKey, tuple[Lines, Lines]] | None = None
+        self._sums: dict[PriceKey, Sums] | None = None
+        self._lines: dict[PriceKey, tuple[Lines, Lines]] | None = None
         self._ranges = ranges
         self._cache: dict[str, Lines] = {}
 
     @property
-    def _templates(self) -> dict[PriceKey, tuple[Lines, Lines]]:
-        """Computed on first use: most points (too little memory, too slow for the deadline) are never priced."""
-        if self._made is None:
-            self._made = self._make()
-        return self._made
+    def _templates(self) -> dict[PriceKey, Sums]:
+        """Computed on first use: many points (too little memory, too slow for the deadline) are never priced."""
+        if self._sums is None:
+            self._sums = self._make(True)
+        return self._sums
 
     def __getitem__(self, qid: str) -> Lines:
         got = self._cache.get(qid)
         if got is None:
+            if self._lines is None:
+                self._lines = self._make(False)
             price, key = self._quotes[qid]
-            l0, l1 = self._templates[key]
+            l0, l1 = self._lines[key]
             got = Lines({k: l0.cost.get(k, 0.0) + price * v for k, v in l1.cost.items()},
                         {k: l0.cash.get(k, 0.0) + price * v for k, v in l1.cash.items()})
             self._cache[qid] = got
@@ -75,13 +83,13 @@ class PerNode(Mapping[str, Lines]):
 
     def cost(self, qid: str) -> float:
         price, key = self._quotes[qid]
-        l0, l1 = self._templates[key]
-        return l0.total_cost + price * l1.total_cost
+        c0, c1, _k0, _k1 = self._templates[key]
+        return c0 + price * c1
 
     def cash(self, qid: str) -> float:
         price, key = self._quotes[qid]
-        l0, l1 = self._templates[key]
-        return l0.total_cash + price * l1.total_cash
+        _c0, _c1, k0, k1 = self._templates[key]
+        return k0 + price * k1
 
     def total(self, qid: str, cash: bool) -> float:
         return self.cash(qid) if cash else self.cost(qid)
@@ -89,14 +97,14 @@ class PerNode(Mapping[str, Lines]):
     def key_totals(self, key: PriceKey, cash: bool) -> tuple[float, float]:
         """(total at price 0, total per unit of price) of one price key: total(q) = t0 + q.price × t1, evaluated
         in that order so that it is the same float as `cost`/`cash`."""
-        l0, l1 = self._templates[key]
-        return (l0.total_cash, l1.total_cash) if cash else (l0.total_cost, l1.total_cost)
+        c0, c1, k0, k1 = self._templates[key]
+        return (k0, k1) if cash else (c0, c1)
 
     def extreme(self, cash: bool, pick: Callable[..., float]) -> float:
         """min or max over the quotes of the per-node total (the ends of each price key's price range)."""
         vals = []
-        for key, (l0, l1) in self._templates.items():
-            t0, t1 = (l0.total_cash, l1.total_cash) if cash else (l0.total_cost, l1.total_cost)
+        for key, (c0, c1, k0, k1) in self._templates.items():
+            t0, t1 = (k0, k1) if cash else (c0, c1)
             lo, hi = self._ranges[key]
             vals += [t0 + lo * t1, t0 + hi * t1]
         return pick(vals)
@@ -113,11 +121,19 @@ class Point:
     power_kw: float
     racks_physical: int
     racks_with_power: int | None
-    fixed: Lines
+    fixed_make: Callable[[], Lines]
     per_node: PerNode
     mfu_rule_factor: float
     violations: list[frozenset[str]] | None = None
     excluded: bool | None = None
+    _fixed: Lines | None = None
+
+    @property
+    def fixed(self) -> Lines:
+        """Per-plan lines (porting, operations), computed on first use like the per-node lines."""
+        if self._fixed is None:
+            self._fixed = self.fixed_make()
+        return self._fixed
 
     @property
     def fits(self) -> bool:
@@ -375,10 +391,11 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k), max(pr for pr, kk in quote_keys.values() if kk == k))
               for k in keys}
     utils: dict[float, float] = {}
+    mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in p.rules)
     for n in grid:
         gpus = n * system.per_node
         power_kw = n * node_kw
-        rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw)
+        rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw) if mfu_rules else 1.0
         key = (system.id, n, rule_f)
         if key not in cache:
             if rule_f not in utils:  # MFU does not depend on the node count
@@ -388,29 +405,37 @@ def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: li
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        fixed = Lines()
-        if t is not None:
-            fixed = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
-                                porting_weeks=opt.porting.weeks, money=a.money)
         per_node = PerNode(quote_keys, _templates_of(opt, keys, p, a, n, t, node_kw), ranges)
-        opt.points.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, fixed, per_node, rule_f))
+        opt.points.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow,
+                                _fixed_of(opt, a, gpus, n, t), per_node, rule_f))
+
+
+def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None) -> Callable[[], Lines]:
+    def make() -> Lines:
+        if t is None:
+            return Lines()
+        return fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
+                           porting_weeks=opt.porting.weeks, money=a.money)
+    return make
 
 
 def _templates_of(opt: Option, keys: list[PriceKey], p: Problem, a: Assumptions, n: int, t: TimeEstimate | None,
-                  node_kw: float) -> Callable[[], dict[PriceKey, tuple[Lines, Lines]]]:
-    def make() -> dict[PriceKey, tuple[Lines, Lines]]:
+                  node_kw: float) -> Callable[[bool], dict[PriceKey, Any]]:
+    def make(sums: bool) -> dict[PriceKey, Any]:
         if t is None:
             return {}
-        return {key: _template(opt, key, p, a, n, t, node_kw) for key in keys}
+        return {key: _template(opt, key, p, a, n, t, node_kw, sums) for key in keys}
     return make
 
 
 def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t: TimeEstimate,
-              node_kw: float) -> tuple[Lines, Lines]:
-    """Per-node lines at price 0 and the change per dollar of price (see `PerNode`)."""
+              node_kw: float, sums: bool) -> Any:
+    """Per-node lines at price 0 and their change per dollar of price (see `PerNode`); with `sums`, only the
+    totals of both (`Sums`)."""
     commit_months, est = key
 
     def at(price: float) -> Lines:
+        into = Totals() if sums else None
         if opt.mode == "buy":
             site = p.site
             assert site is not None
@@ -418,15 +443,22 @@ def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t:
                 price=price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
                 install_days=a.install_days[opt.accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
                 usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
-                consumer=opt.accel.cls == "consumer", estimate=est)
+                consumer=opt.accel.cls == "consumer", estimate=est, into=into)
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
-                                    wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est)
+                                    wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est,
+                                    into=into)
         return managed_node_lines(usd_per_month=price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                                  commit_months=commit_months, money=a.money, estimate=est)
+                                  commit_months=commit_months, money=a.money, estimate=est, into=into)
 
     l1 = at(1.0)
-    if opt.mode != "buy":  # rented and managed lines are proportional to the price: nothing at price 0
+    linear = opt.mode != "buy"  # rented and managed lines are proportional to the price: nothing at price 0
+    if sums:
+        if linear:
+            return (0.0, l1.total_cost, 0.0, l1.total_cash)
+        l0 = at(0.0)
+        return (l0.total_cost, l1.total_cost - l0.total_cost, l0.total_cash, l1.total_cash - l0.total_cash)
+    if linear:
         return Lines(), l1
     l0 = at(0.0)
     names = set(l0.cost) | set(l1.cost)

@@ -16,7 +16,7 @@ M = TypeVar("M", bound=BaseModel)
 class Strict(BaseModel):
     """Base for every input model: unknown keys are errors (typos must not be silently ignored)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 def _field_names(model: type[BaseModel], path: PathT) -> list[str]:

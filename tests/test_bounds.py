@@ -117,7 +117,8 @@ def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quot
 
 
 def test_price_templates_match_the_cost_functions() -> None:
-    """Per-node lines scaled from the per-price-key templates equal a direct call of the cost model."""
+    """Per-node lines and totals scaled from the per-price-key templates equal a direct call of the cost model
+    (to 1e-9: the totals are affine fits, L0 + price × (L1 − L0), which round differently in the last digits)."""
     lp = load_problem("constraints/datacenter.yaml")
     _cat, aset, u = prepare(lp, SolveSettings())
     a = aset.values
@@ -147,10 +148,10 @@ def test_price_templates_match_the_cost_functions() -> None:
                 got = pt.per_node[q.id]
                 assert set(got.cost) == set(direct.cost) and set(got.cash) == set(direct.cash)
                 for name, v in direct.cost.items():
-                    assert got.cost[name] == pytest.approx(v, rel=1e-12, abs=1e-6)
+                    assert got.cost[name] == pytest.approx(v, rel=1e-9, abs=1e-6)
                 for name, v in direct.cash.items():
-                    assert got.cash[name] == pytest.approx(v, rel=1e-12, abs=1e-6)
-                assert pt.per_node.cost(q.id) == pytest.approx(direct.total_cost, rel=1e-12, abs=1e-6)
-                assert pt.per_node.cash(q.id) == pytest.approx(direct.total_cash, rel=1e-12, abs=1e-6)
+                    assert got.cash[name] == pytest.approx(v, rel=1e-9, abs=1e-6)
+                assert pt.per_node.cost(q.id) == pytest.approx(direct.total_cost, rel=1e-9, abs=1e-6)
+                assert pt.per_node.cash(q.id) == pytest.approx(direct.total_cash, rel=1e-9, abs=1e-6)
                 checked += 1
     assert checked > 50
