@@ -1,14 +1,11 @@
-"""CP-SAT, imported without pandas and numpy.
+"""CP-SAT, imported without pandas.
 
-`ortools.sat.python.cp_model` (9.15) imports pandas (~0.35 s) and numpy (~0.12 s) — together over a third of
-`plan solve`'s start-up — yet `plan` uses neither through it: pandas only backs the Series helpers
-(`new_int_var_series` …), and numpy only appears as *types* — the numpy scalar classes in `isinstance` checks and
-`Union` annotations (`np.int8` … `np.uint64`, `np.double`, `np.bool_`), which `plan`, passing plain Python ints and
-bools, never needs to match. If neither library is loaded yet, cp_model sees stub modules with those names, which are
-removed right after so that any later `import numpy` / `import pandas` gets the real library. Should a future
-cp_model need more of either at import, the stubbed import fails and it is imported again with the real libraries.
-Consequences in this process: cp_model's Series helpers are unusable, and numpy scalars passed to cp_model are not
-recognised as numbers (plan passes none).
+`ortools.sat.python.cp_model` imports pandas (~0.35 s, a third of `plan solve`'s start-up) only for its
+pandas-Series helpers (`new_int_var_series` …), which `plan` never uses; module import merely evaluates
+`pd.Index`/`pd.Series` in type annotations. (numpy cannot be spared the same way: cp_model only names numpy
+types, but its C++ helper imports numpy when the first model is created.) If pandas is not loaded yet we let cp_model see a stub with those two
+names, then remove the stub so any later `import pandas` gets the real library. cp_model's Series helpers are
+unusable in this process as a consequence; the rest of CP-SAT is untouched.
 """
 
 from __future__ import annotations
@@ -17,44 +14,21 @@ import sys
 import types
 from typing import TYPE_CHECKING
 
-_NUMPY_TYPES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "double", "bool_")
-
-
-def _stubs() -> dict[str, types.ModuleType]:
-    out: dict[str, types.ModuleType] = {}
-    if "pandas" not in sys.modules:
-        pd = types.ModuleType("pandas")
-        pd.Index = type("Index", (), {})  # type: ignore[attr-defined]
-        pd.Series = type("Series", (), {})  # type: ignore[attr-defined]
-        out["pandas"] = pd
-    if "numpy" not in sys.modules:
-        np = types.ModuleType("numpy")
-        for name in _NUMPY_TYPES:
-            setattr(np, name, type(name, (), {}))
-        out["numpy"] = np
-    return out
-
 
 def _import_cp_model() -> types.ModuleType:
-    if "ortools.sat.python.cp_model" in sys.modules:
+    if "ortools.sat.python.cp_model" in sys.modules or "pandas" in sys.modules:
         from ortools.sat.python import cp_model
         return cp_model
-    stubs = _stubs()
-    sys.modules.update(stubs)
+    stub = types.ModuleType("pandas")
+    stub.Index = type("Index", (), {})  # type: ignore[attr-defined]
+    stub.Series = type("Series", (), {})  # type: ignore[attr-defined]
+    sys.modules["pandas"] = stub
     try:
         from ortools.sat.python import cp_model
-        return cp_model
-    except Exception:  # noqa: BLE001 - a cp_model that needs the real libraries at import: use them
-        sys.modules.pop("ortools.sat.python.cp_model", None)
-        for name, stub in stubs.items():
-            if sys.modules.get(name) is stub:
-                del sys.modules[name]
-        from ortools.sat.python import cp_model
-        return cp_model
     finally:
-        for name, stub in stubs.items():
-            if sys.modules.get(name) is stub:
-                del sys.modules[name]
+        if sys.modules.get("pandas") is stub:
+            del sys.modules["pandas"]
+    return cp_model
 
 
 if TYPE_CHECKING:
