@@ -288,6 +288,8 @@ def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit:
     def full() -> tuple[str, Plan | None, int | None, int | None]:
         return run(build(lp, a, universe, unit=unit, cost_hi=cost_hi, protect=protect), settings, tie_break)
 
+    if not pts:  # every point has a point-local proof that it cannot be chosen (`point_violations`)
+        return "infeasible", None, None, None
     if not sound(lp) or len(pts) <= INITIAL_POINTS:
         return full()
     bounded = [(lb, k, pt) for k, pt in enumerate(pts)
