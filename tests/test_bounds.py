@@ -155,3 +155,21 @@ def test_price_templates_match_the_cost_functions() -> None:
                 assert pt.per_node.cash(q.id) == pytest.approx(direct.total_cash, rel=1e-9, abs=1e-6)
                 checked += 1
     assert checked > 50
+
+
+def test_plans_from_models_with_different_cost_ceilings_compare_lexicographically() -> None:
+    """why-not compares plans solved in different models (a re-priced quote changes the cost ceiling): the time
+    objective must rank by finish, then cost, whatever ceilings the models had."""
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from solver.whynot import scores_no_worse
+
+    lp_time = load_problem("constraints/finetune-70b.yaml", ["objective=time"])
+    lp_cost = load_problem("constraints/finetune-70b.yaml", ["objective=cost"])
+    early_dear = SimpleNamespace(model_cost_units=900, finish=lp_time.as_of + timedelta(days=10))
+    late_cheap = SimpleNamespace(model_cost_units=100, finish=lp_time.as_of + timedelta(days=11))
+    assert scores_no_worse(early_dear, late_cheap, lp_time, 400, 1)
+    assert not scores_no_worse(late_cheap, early_dear, lp_time, 400, 1)
+    assert scores_no_worse(late_cheap, early_dear, lp_cost, 400, 1)
+    assert not scores_no_worse(early_dear, late_cheap, lp_cost, 400, 1)
