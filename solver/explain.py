@@ -256,24 +256,12 @@ class PairOracle:
                         best = (v, pair, b, solver)
                     continue
             b = self.model(pair)
-            m = b.model
-            m.clear_assumptions()
-            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair]
-                              + self._pruned(pair, b, act))
-            if cap is not None:
-                lit = m.new_bool_var("cap")
-                m.add(cap[0](b) <= cap[1]).only_enforce_if(lit)
-                m.add_assumptions([lit])
-            expr = quantity(b)
-            m.minimize(expr)
-            solver = optimisation_solver()
-            st = solver.solve(m)
-            m.clear_assumptions()
-            m.clear_objective()
-            if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                v = int(solver.value(expr))
-                if best is None or (v, pair) < (best[0], best[1]):
-                    best = (v, pair, b, solver)
+            st, v, solver = _minimize_in(b, [b.lits[g] for g in active if g in b.lits] + self.forced[pair]
+                                         + self._pruned(pair, b, act), quantity, cap)
+            b.model.clear_assumptions()
+            b.model.clear_objective()
+            if st in (cp_model.OPTIMAL, cp_model.FEASIBLE) and (best is None or (v, pair) < (best[0], best[1])):
+                best = (v, pair, b, solver)
         return best
 
     def _bounded_candidates(self, pair: str, act: set[str], which: int) -> list[tuple[int, int, Point]]:
@@ -303,18 +291,8 @@ class PairOracle:
         keep = {(pt.option.id, pt.n) for _, _, pt in cands[:size]}
         while True:
             b = build(self.lp, a, sub, guard="assume", unit=self.unit, keep=keep)
-            m = b.model
-            m.add_assumptions([b.lits[g] for g in act if g in b.lits])
-            if cap is not None:
-                lit = m.new_bool_var("cap")
-                m.add(cap[0](b) <= cap[1]).only_enforce_if(lit)
-                m.add_assumptions([lit])
-            expr = quantity(b)
-            m.minimize(expr)
-            solver = optimisation_solver()
-            st = solver.solve(m)
+            st, v, solver = _minimize_in(b, [b.lits[g] for g in act if g in b.lits], quantity, cap)
             if st == cp_model.OPTIMAL:
-                v = int(solver.value(expr))
                 need = {(pt.option.id, pt.n) for lb, _, pt in cands if lb <= v}
                 if need <= keep:
                     return v, b, solver
@@ -326,6 +304,25 @@ class PairOracle:
                 return None
             else:
                 return "unbounded"
+
+
+def _minimize_in(b: Built, assumptions: list[Any], quantity: Callable[[Built], Any],
+                 cap: tuple[Callable[[Built], Any], int] | None) -> tuple[Any, int, Any]:
+    """Minimise `quantity(b)` under `assumptions` (and `cap` = (expression, bound), for this solve only):
+    (status, value or 0, solver)."""
+    m = b.model
+    m.clear_assumptions()
+    m.add_assumptions(assumptions)
+    if cap is not None:
+        lit = m.new_bool_var("cap")
+        m.add(cap[0](b) <= cap[1]).only_enforce_if(lit)
+        m.add_assumptions([lit])
+    expr = quantity(b)
+    m.minimize(expr)
+    solver = optimisation_solver()
+    st = solver.solve(m)
+    value = int(solver.value(expr)) if st in (cp_model.OPTIMAL, cp_model.FEASIBLE) else 0
+    return st, value, solver
 
 
 def optimisation_solver(limit: float = 10.0) -> cp_model.CpSolver:
