@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 from .cpsat import Model, cp_model
 
 from .assumptions import Assumptions
 from .cost import slip_premium
 from .errors import InputError
+from .catalog import Quote
 from .options import Option, Point, Universe, quote_ready_day
 from .problem import CostObjective, LoadedProblem
 from .rules import matches_attrs, matches_point, quote_ids
@@ -294,35 +295,36 @@ def statically_excluded(pt: Point, lp: LoadedProblem, a: Assumptions, universe: 
     return pt.excluded
 
 
+def _point_ceiling(pt: Point, unit: int) -> int:
+    return units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1
+
+
+def _ceiling(lp: LoadedProblem, a: Assumptions, point_hi: int, quotes: Iterable[Quote], unit: int) -> int:
+    """The most expensive point plus everything rules and delivery slip can add on top of it."""
+    p = lp.problem
+    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
+    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
+    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit) for q in quotes] + [0])
+    return int(point_hi * (1 + pct / 100.0) + 2) + adds + slip
+
+
 def cost_ceiling(lp: LoadedProblem, a: Assumptions, universe: Universe, unit: int) -> int:
     """An upper bound (in money units) on the model's cost of any plan over `universe`.
 
     It is the multiplier of lexicographic objectives (`objective`), so it must not depend on which points a
     particular model keeps: models of different pairs, or of a pruned subset, must score a plan identically.
     """
-    p = lp.problem
     for o in universe.options:
         if unit not in o.ceilings:
-            o.ceilings[unit] = max((units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit)
-                                    + 1 for pt in o.points if pt.workable), default=0)
+            o.ceilings[unit] = max((_point_ceiling(pt, unit) for pt in o.points if pt.workable), default=0)
     point_hi = max((o.ceilings[unit] for o in universe.options), default=0)
-    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
-    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
-    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
-                for o in universe.options for q in o.quotes] + [0])
-    return int(point_hi * (1 + pct / 100.0) + 2) + adds + slip
+    return _ceiling(lp, a, point_hi, (q for o in universe.options for q in o.quotes), unit)
 
 
 def _model_ceiling(lp: LoadedProblem, a: Assumptions, points: list[Point], unit: int) -> int:
     """`cost_ceiling` over one model's points (enough when the ceiling is not an objective multiplier)."""
-    p = lp.problem
-    point_hi = max((units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1
-                    for pt in points), default=0)
-    adds = sum(units(r.then.add_usd or 0, unit) for r in p.rules if not isinstance(r.then, str))
-    pct = sum(max(0.0, r.then.add_pct or 0.0) for r in p.rules if not isinstance(r.then, str))
-    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit)
-                for q in {q.id: q for pt in points for q in pt.option.quotes}.values()] + [0])
-    return int(point_hi * (1 + pct / 100.0) + 2) + adds + slip
+    point_hi = max((_point_ceiling(pt, unit) for pt in points), default=0)
+    return _ceiling(lp, a, point_hi, {q.id: q for pt in points for q in pt.option.quotes}.values(), unit)
 
 
 def needs_ceiling(lp: LoadedProblem) -> bool:
