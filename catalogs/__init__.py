@@ -1,0 +1,3 @@
+"""The catalogs bundled with `plan`, installed as the package `plan_catalogs` (see pyproject.toml).
+
+Only data lives here: YAML files read with importlib.resources by `solver/inputs/bundled.py`."""
