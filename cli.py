@@ -1,50 +1,107 @@
-"""`plan`: the command line. Thin by design: parse, call `solver`, render, choose the exit code.
+"""`plan`: the command line. Thin by design: parse the options, call the solver, render, return the exit code.
 
-Exit codes: 0 plan found (proven optimal); 1 infeasible (explanation on stdout); 2 bad input or usage;
-3 a limit was reached without a proven optimum; 4 internal error (a plan failed the independent check).
+Process behaviour (exit codes, Ctrl-C, pipes, logging, progress) is `solver/render/console.py`; every command
+body below only loads, calls and renders. Exit codes: 0 a proven plan; 1 infeasible; 2 bad input, usage or an
+unwritable output; 3 a time limit reached without a proof; 4 internal error; 130 interrupted.
+Shell completion (click): `eval "$(_PLAN_COMPLETE=bash_source plan)"` (zsh: zsh_source, fish: fish_source).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
-from collections.abc import Callable
-from datetime import date
-from typing import Any
-
-import click
-
-EXIT = {"optimal": 0, "infeasible": 1, "feasible": 3, "unknown": 3}
 
 
-def _one_run() -> None:
-    """`plan solve` and `plan explain` build one universe and exit: cyclic collection of objects that all live
-    until the end only costs time (a full scan of the universe's points; bench/README.md), so it is off."""
-    import gc
-    gc.disable()
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """Ctrl-C before a command runs (while Python imports): the same quiet exit 130 as during one."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)
 
 
-def _fail_input(exc: Exception) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(2)
+if os.path.basename(sys.argv[0]) in ("plan", "cli.py"):  # the console script, not a library or test import
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import math  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from datetime import date  # noqa: E402
+from functools import wraps  # noqa: E402
+from typing import Any  # noqa: E402
+
+import click  # noqa: E402
+
+MAX_TIME_LIMIT = 86_400.0
+"""Longest `--time-limit` accepted: a day of deterministic time per CP-SAT call is already far beyond any use."""
 
 
-def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn user errors into one line + exit 2, and checker failures into a loud exit 4; never a traceback."""
-    import functools
+class Seconds(click.ParamType):
+    """A positive, finite number of (deterministic) seconds: `nan`, `inf`, 0 and negatives are usage errors."""
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from solver.errors import InputError, PlanCheckError
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
-            return fn(*args, **kwargs)
-        except InputError as exc:
-            _fail_input(exc)
-        except PlanCheckError as exc:
-            click.echo(f"INTERNAL ERROR (please report): {exc}", err=True)
-            sys.exit(4)
-        except RecursionError:
-            _fail_input(Exception("input is nested too deeply"))
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(v) or v <= 0 or v > MAX_TIME_LIMIT:
+            self.fail(f"expected a number of seconds in (0, {MAX_TIME_LIMIT:g}], got {value!r}", param, ctx)
+        return v
+
+
+def _process(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a command body under `console.run` (it receives the output buffer as `out`) and exit with its code."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, verbose: bool = False, debug: bool = False, **kwargs: Any) -> None:
+        from solver.render.console import run
+        sys.exit(run(lambda out: fn(*args, out=out, verbose=verbose, **kwargs), verbose=verbose, debug=debug))
     return wrapper
+
+
+def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--debug", is_flag=True, help="Log everything and show tracebacks of internal errors.")(fn)
+    return click.option("-v", "--verbose", is_flag=True,
+                        help="Every detail in the tables, and the solver's steps on stderr.")(fn)
+
+
+def _problem_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--allow-expired", is_flag=True, help="Use quotes whose valid_until is before as_of (warns).")(fn)
+    fn = click.option("--quotes", "quotes", multiple=True, metavar="PATH",
+                      help="Extra quote/catalog file or folder, layered over the bundled catalogs (repeatable); an "
+                           "entry with a known id changes only the fields it gives.")(fn)
+    return click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
+                        help="Override a problem value (budget.max_usd=80M) or a quote field "
+                             "(quotes.<id>.usd_per_gpu_hour=5.5); repeatable.")(fn)
+
+
+def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--debug-model", "debug_model", default=None, metavar="DIR",
+                      help="Write every CP-SAT model (text proto) and its solver log into DIR.")(fn)
+    return click.option("--time-limit", type=Seconds(), default=20.0, show_default=True,
+                        help="Deterministic time limit per CP-SAT call (seconds of CP-SAT's deterministic clock: "
+                             "the same on every machine).")(fn)
+
+
+def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> Any:
+    from solver.inputs.problem import load_problem
+    return load_problem(file, list(sets), quotes=list(quotes))
+
+
+def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
+              **kw: Any) -> Any:
+    from solver.solve.pipeline import SolveSettings
+    if debug_model:
+        from pathlib import Path
+
+        from solver.errors import InputError
+        folder = Path(debug_model)
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the folder: {exc.strerror or exc}", origin=f"--debug-model {debug_model}") \
+                from None
+    return SolveSettings(time_limit=time_limit, allow_expired=allow_expired, debug_model=debug_model, **kw)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,60 +115,65 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="The N best distinct plans (one per accelerator/mode, each proven optimal on what remains).")
-@click.option("--time-limit", type=click.FloatRange(min=0.01), default=20.0, show_default=True,
-              help="Deterministic time limit per CP-SAT solve (seconds of deterministic time).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="CP-SAT workers; more than 1 is faster on big problems but not deterministic.")
-@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="Override a problem-file value.")
-@click.option("--quotes", "quotes", multiple=True, type=click.Path(exists=False),
-              help="Extra quote/catalog file or folder, layered over the bundled catalogs (repeatable).")
-@click.option("--allow-expired", is_flag=True, help="Use quotes whose valid_until is before as_of (warns).")
 @click.option("--save", "save_to", default=None, metavar="PLAN.json", help="Write the full result (atomically).")
 @click.option("--compare-to", "compare_to", default=None, metavar="PLAN.json",
-              help="Show what changed since a saved plan, and why.")
-@guarded
-def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int, sets: tuple[str, ...],
-          quotes: tuple[str, ...], allow_expired: bool, save_to: str | None, compare_to: str | None) -> None:
+              help="Also show what changed since a saved plan, and why.")
+@_problem_options
+@_solver_options
+@_common
+@_process
+def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | None, compare_to: str | None,
+          sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, time_limit: float,
+          debug_model: str | None, out: Any, verbose: bool) -> int:
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
-    _one_run()
-    from solver.problem import load_problem
-    from solver.render import render_markdown, render_table, result_dict, to_json
-    from solver.solve import SolveSettings, prepare, solve_problem
+    from dataclasses import replace
 
-    from solver import history
-    lp = load_problem(file, list(sets))
-    settings = SolveSettings(time_limit=time_limit, workers=workers, allow_expired=allow_expired,
-                             extra_quotes=tuple(quotes))
-    old = history.load_saved(compare_to) if compare_to else None
+    from solver.answers import history
+    from solver.answers.report import solve_and_explain
+    from solver.inputs.saved import load_saved
+    from solver.render.console import STATUS_EXIT
+    from solver.render.diff import render_diff
+    from solver.render.files import check_target, write_atomic
+    from solver.render.jsonout import result_dict, snapshot, to_json
+    from solver.render.text import render_result
+    from solver.solve.pipeline import Hint
+
+    if save_to:
+        check_target(save_to, "--save")
+    old = load_saved(compare_to) if compare_to else None
+    problem = _load(file, sets, quotes)
+    settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
     if old is not None and old["result"].get("plan"):
         prev = old["result"]["plan"]
-        settings.hint = {"option": prev["option"], "nodes": prev["nodes"],
-                         "quotes": {q["id"]: q["nodes"] for q in prev["quotes"]}}
-    prepared = prepare(lp, settings) if (save_to or old is not None) else None  # the snapshot needs the quotes
-    result = solve_problem(lp, settings, prepared)
+        settings = replace(settings, hint=Hint(prev["option"], prev["nodes"],
+                                               tuple((q["id"], q["nodes"]) for q in prev["quotes"])))
+    ctx, result = solve_and_explain(problem, settings)
     if top is not None:
-        result.alternatives = result.alternatives[: top - 1]
-    p = lp.problem
-    if prepared is not None:
-        snap = history.snapshot(lp, result, prepared[2], list(quotes))
+        result = replace(result, alternatives=result.alternatives[: top - 1])
+    spec = problem.spec
+    data = result_dict(result)
+    if save_to or old is not None:
+        snap = snapshot(problem, result, ctx.universe)
         if save_to:
-            history.save(save_to, snap)
+            write_atomic(save_to, to_json(snap))
         if old is not None:
             d = history.diff(old, snap)
-            today = history.old_plan_today(lp, old, settings, prepared) if d["decision_changed"] else None
-            if fmt == "json":
-                click.echo(to_json({"diff": d, "previous_plan_today": today, **result_dict(result)}), nl=False)
-            else:
-                click.echo(history.render_diff(d, today), nl=False)
-            sys.exit(EXIT[result.status])
+            today = history.old_plan_today(ctx, old) if d["decision_changed"] else None
+            data = {**data, "diff": d, "previous_plan_today": today}
     if fmt == "json":
-        click.echo(to_json(result_dict(result)), nl=False)
-    elif fmt == "markdown":
-        click.echo(render_markdown(result, p.schedule.deadline, p.budget.max_usd, p.budget.applies_to, top), nl=False)
+        out.write(to_json(data))
     else:
-        click.echo(render_table(result, p.schedule.deadline, p.budget.max_usd, p.budget.applies_to, top), nl=False)
-        click.echo(f"(solved in {result.solve_seconds:.2f} s; money unit ${result.unit:,} in the model)", err=True)
-    sys.exit(EXIT[result.status])
+        out.write(render_result(result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd,
+                                applies_to=spec.budget.applies_to, modes=spec.policy.modes, top=top,
+                                markdown=fmt == "markdown", verbose=verbose))
+        if old is not None:
+            title = f"Changes since {compare_to}:"
+            text = render_diff(data["diff"], data["previous_plan_today"], title=title)
+            out.write("\n" + (f"## Changes since `{compare_to}`\n\n```\n{text}```\n" if fmt == "markdown" else text))
+        out.note(f"(solved in {result.solve_seconds:.2f} s; money unit ${result.unit:,} in the model)")
+    return STATUS_EXIT[result.status]
 
 
 @main.command()
@@ -119,35 +181,35 @@ def solve(file: str, fmt: str, top: int | None, time_limit: float, workers: int,
 @click.option("--why-not", "why_not_id", default=None, metavar="ID",
               help="An accelerator, system, quote, mode or system/mode: why is it not the plan?")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
-@click.option("--time-limit", type=click.FloatRange(min=0.01), default=20.0, show_default=True)
-@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="Override a problem-file value.")
-@click.option("--quotes", "quotes", multiple=True, help="Extra quote/catalog file or folder (repeatable).")
-@click.option("--allow-expired", is_flag=True)
-@guarded
-def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets: tuple[str, ...],
-            quotes: tuple[str, ...], allow_expired: bool) -> None:
+@_problem_options
+@_solver_options
+@_common
+@_process
+def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...],
+            allow_expired: bool, time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
     """Explain FILE: with --why-not, why an option is not chosen; otherwise why there is (no) plan."""
-    from solver.problem import load_problem
-    from solver.render import render_markdown, render_table, render_why_not, result_dict, to_json, why_not_dict
-    from solver.solve import SolveSettings, solve_problem
-    from solver.whynot import why_not
+    from solver.answers.report import solve_and_explain
+    from solver.answers.whynot import why_not
+    from solver.render.console import STATUS_EXIT
+    from solver.render.jsonout import result_dict, to_json, why_not_dict
+    from solver.render.text import render_result, render_why_not
 
-    lp = load_problem(file, list(sets))
-    settings = SolveSettings(time_limit=time_limit, allow_expired=allow_expired, extra_quotes=tuple(quotes))
+    problem = _load(file, sets, quotes)
+    settings = _settings(time_limit, allow_expired, debug_model)
     if why_not_id is None:
-        result = solve_problem(lp, settings)
-        p = lp.problem
-        args = (p.schedule.deadline, p.budget.max_usd, p.budget.applies_to)
-        text = (to_json(result_dict(result)) if fmt == "json" else
-                render_markdown(result, *args) if fmt == "markdown" else render_table(result, *args))
-        click.echo(text, nl=False)
-        sys.exit(EXIT[result.status])
-    out = why_not(lp, why_not_id, settings)
+        _ctx, result = solve_and_explain(problem, settings)
+        spec = problem.spec
+        out.write(to_json(result_dict(result)) if fmt == "json" else render_result(
+            result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd, applies_to=spec.budget.applies_to,
+            modes=spec.policy.modes, markdown=fmt == "markdown", verbose=verbose))
+        return STATUS_EXIT[result.status]
+    answer = why_not(problem, why_not_id, settings)
     if fmt == "json":
-        click.echo(to_json(why_not_dict(out)), nl=False)
+        out.write(to_json(why_not_dict(answer)))
     else:
-        text = render_why_not(out)
-        click.echo(("```\n" + text + "```\n") if fmt == "markdown" else text, nl=False)
+        text = render_why_not(answer, verbose)
+        out.write(("```\n" + text + "```\n") if fmt == "markdown" else text)
+    return 0
 
 
 @main.command()
@@ -158,59 +220,55 @@ def explain(file: str, why_not_id: str | None, fmt: str, time_limit: float, sets
               type=click.Choice(["tokens", "mfu", "lead_time_days", "electricity"]),
               help="Which inputs to sweep (default: all).")
 @click.option("--no-sweeps", is_flag=True, help="Only the break-even prices.")
-@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg",
+@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg|pdf",
               help="Also draw the sweeps (needs the optional matplotlib extra).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE")
-@click.option("--quotes", "quotes", multiple=True)
-@guarded
+@_problem_options
+@_solver_options
+@_common
+@_process
 def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, chart_path: str | None,
-                fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> None:
+                fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, time_limit: float,
+                debug_model: str | None, out: Any, verbose: bool) -> int:
     """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
-    from tabulate import tabulate
+    from solver.answers.sensitivity import break_evens, sweeps
+    from solver.render.jsonout import to_json
+    from solver.render.text import render_sensitivity
 
-    from solver.problem import load_problem
-    from solver.render import to_json
-    from solver.sensitivity import break_evens, sweeps
-    from solver.solve import SolveSettings
-    from solver.units import usd
-
-    lp = load_problem(file, list(sets))
-    settings = SolveSettings(extra_quotes=tuple(quotes))
-    be = break_evens(lp, settings, top)
-    if not be:
-        click.echo("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.")
-        sys.exit(1)
-    sw = {} if no_sweeps else sweeps(lp, settings, list(sweep_names) or None)
     if chart_path:
-        from solver.sensitivity import chart
+        from solver.render.chart import check_available
+        from solver.render.files import check_target
+        check_available(chart_path)
+        check_target(chart_path, "--chart")
+    problem = _load(file, sets, quotes)
+    settings = _settings(time_limit, allow_expired, debug_model)
+    be = break_evens(problem, settings, top)
+    if not be:
+        out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
+        return 1
+    sw = {} if no_sweeps else sweeps(problem, settings, list(sweep_names) or None)
+    if chart_path:
+        from solver.render.chart import chart
         chart(sw, chart_path)
-    if fmt == "json":
-        click.echo(to_json({"break_even": be, "sweeps": sw}), nl=False)
-        return
-    click.echo("Break-even prices (the quote price at which the ranking flips):")
-    click.echo(tabulate([[b["role"], b["plan"], usd(b["cost_usd"]), b["quote"], b["current"],
-                          b.get("break_even") if b.get("break_even") is not None else "-", b.get("note") or ""]
-                         for b in be],
-                        headers=["", "plan", "cost", "quote", "price today", "break-even", "note"]))
-    for name, rows in sw.items():
-        click.echo(f"\nSweep {name}:")
-        click.echo(tabulate([[r["value"], r["status"], r["option"], r["nodes"],
-                              usd(r["cost_usd"]) if r["cost_usd"] is not None else "-", r["finish"]] for r in rows],
-                            headers=["value", "status", "plan", "nodes", "cost", "finish"]))
+    out.write(to_json({"break_even": be, "sweeps": sw}) if fmt == "json" else render_sensitivity(be, sw))
+    return 0
 
 
 @main.command()
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@guarded
-def diff(old: str, new: str, fmt: str) -> None:
+@_common
+@_process
+def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
     """What changed between two saved plans (`plan solve --save`), and which inputs caused it."""
-    from solver import history
-    from solver.render import to_json
-    d = history.diff(history.load_saved(old), history.load_saved(new))
-    click.echo(to_json(d) if fmt == "json" else history.render_diff(d), nl=False)
+    from solver.answers import history
+    from solver.inputs.saved import load_saved
+    from solver.render.diff import render_diff
+    from solver.render.jsonout import to_json
+    d = history.diff(load_saved(old), load_saved(new))
+    out.write(to_json(d) if fmt == "json" else render_diff(d))
+    return 0
 
 
 @main.command()
@@ -227,123 +285,138 @@ def diff(old: str, new: str, fmt: str) -> None:
 @click.option("--recompute", type=click.Choice(["none", "selective", "full", "auto"]), default="selective",
               show_default=True)
 @click.option("--system", default=None, help="System id carrying the accelerator (default: chosen by GPU count).")
-@click.option("--layers", type=click.IntRange(min=1), default=None)
-@click.option("--hidden", type=click.IntRange(min=64), default=None)
-@click.option("--lora-rank", type=click.IntRange(min=1), default=None)
+@click.option("--layers", type=click.IntRange(1, 10_000), default=None)
+@click.option("--hidden", type=click.IntRange(64, 1_000_000), default=None)
+@click.option("--lora-rank", type=click.IntRange(1, 65_536), default=None)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@guarded
+@_common
+@_process
 def estimate(accelerator: str, gpus: int, params: str, tokens: str, seq_len: int, method: str, precision: str,
              optimizer: str, recompute: str, system: str | None, layers: int | None, hidden: int | None,
-             lora_rank: int | None, fmt: str) -> None:
+             lora_rank: int | None, fmt: str, out: Any, verbose: bool) -> int:
     """Memory, minimum GPUs, FLOPs, MFU, GPU-hours and days for one configuration, without solving."""
-    from solver.assumptions import load_assumptions
-    from solver.catalog import load_catalog
-    from solver.errors import InputError
-    from solver.estimate import EstimateInput, run_estimate
-    from solver.render import to_json
-    from solver.units import parse_quantity
+    from solver.estimate.calculator import EstimateInput, parse_count, run_estimate
+    from solver.inputs.assumptions import load_assumptions
+    from solver.inputs.catalog import load_catalog
+    from solver.render.jsonout import to_json
+    from solver.render.text import render_estimate
 
-    def qty(v: str, name: str, ex: str) -> float:
-        try:
-            x = parse_quantity(v, ex)
-        except ValueError as exc:
-            raise InputError(str(exc), path=name) from None
-        if x <= 0:
-            raise InputError(f"expected a positive number like {ex}", path=name)
-        return x
-
-    inp = EstimateInput(accelerator=accelerator, gpus=gpus, params=qty(params, "--params", "70B"),
-                        tokens=qty(tokens, "--tokens", "15T"), seq_len=seq_len, method=method, precision=precision,
-                        optimizer=optimizer, recompute=recompute, system=system, layers=layers, hidden=hidden,
-                        lora_rank=lora_rank)
-    out = run_estimate(inp, load_catalog([]), load_assumptions().values)
-    if fmt == "json":
-        click.echo(to_json(out), nl=False)
-        return
-    m = out["memory_per_gpu_gb"]
-    rows = [
-        ["system", f"{out['system']} ({out['nodes']} nodes)"],
-        ["model shape", f"{out['shape']['layers']} layers x {out['shape']['hidden']} hidden"],
-        ["memory per GPU", f"{m['required']:.1f} GB required of {m['available']:g} GB "
-                           f"(states {m['states']:.1f} + activations {m['activations']:.1f} + overhead "
-                           f"{m['overhead']:.1f}, +headroom) -> {'fits' if out['fits'] else 'DOES NOT FIT'}"],
-        ["recompute / TP", f"{out['recompute']} / {out['tensor_parallel']}"],
-        ["min GPUs to fit", out["min_gpus"] if out["min_gpus"] is not None else "never fits"],
-        ["cards by raw capacity", f"bf16 weights: {out['capacity_cards']['weights_bf16']}, "
-                                  f"model states: {out['capacity_cards']['model_states']}"],
-        ["training FLOPs", f"{out['flops']:.3e}"],
-        ["MFU used", f"{out['mfu']:.1%}  ({', '.join(f'{k} {v:g}' for k, v in out['mfu_factors'].items())})"],
-        ["scale-out efficiency", f"{out['scale_out_efficiency']:.1%}" if out["workable"] else "-"],
-        ["GPU-hours (incl. failures)", f"{out['gpu_hours']:,.0f} (ideal {out['gpu_hours_ideal']:,.0f})"
-         if out["workable"] else "unworkable: failures dominate"],
-        ["days", f"{out['days']:.1f}" if out["workable"] else "-"],
-    ]
-    from tabulate import tabulate
-    click.echo(tabulate(rows, tablefmt="plain"))
+    inp = EstimateInput(accelerator=accelerator, gpus=gpus, params=parse_count(params, "--params", "70B"),
+                        tokens=parse_count(tokens, "--tokens", "15T"), seq_len=seq_len, method=method,
+                        precision=precision, optimizer=optimizer, recompute=recompute, system=system, layers=layers,
+                        hidden=hidden, lora_rank=lora_rank)
+    result = run_estimate(inp, load_catalog(), load_assumptions().values)
+    out.write(to_json(result) if fmt == "json" else render_estimate(result))
+    return 0
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["accelerators", "systems", "quotes"]), default="accelerators")
+@click.argument("what", type=click.Choice(["accelerators", "systems", "quotes", "sources"]), default="accelerators")
 @click.option("--as-of", "as_of", default=None, help="Date for flagging expired quotes (default today).")
+@click.option("--id", "item_id", default=None, help="Only this entry (with --format yaml: a quote as a template).")
 @click.option("--quotes", "quotes", multiple=True, help="Extra catalog file or folder (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@guarded
-def catalog(what: str, as_of: str | None, quotes: tuple[str, ...], fmt: str) -> None:
-    """What the tool knows, with sources; expired quotes are flagged."""
-    from solver.catalog_view import catalog_rows
-    from solver.catalog import load_catalog
+@click.option("--wide", is_flag=True, help="Every column, with full source texts.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@_common
+@_process
+def catalog(what: str, as_of: str | None, item_id: str | None, quotes: tuple[str, ...], wide: bool, fmt: str,
+            out: Any, verbose: bool) -> int:
+    """What the tool knows, with sources; estimates (~) and expired quotes flagged."""
+    from tabulate import tabulate
+
     from solver.errors import InputError
-    from solver.render import to_json
+    from solver.inputs.bibliography import load_bibliography
+    from solver.inputs.catalog import load_catalog
+    from solver.inputs.names import did_you_mean
+    from solver.render.catalog_view import bibliography_rows, catalog_rows, quote_template
+    from solver.render.jsonout import to_json
+    from solver.render.safe import clean
+
     try:
         day = date.fromisoformat(as_of) if as_of else date.today()
     except ValueError:
-        raise InputError(f"expected a date like 2026-12-01, got {as_of!r}", path="--as-of") from None
-    headers, rows = catalog_rows(load_catalog(list(quotes)), what, day)
+        raise InputError(f"expected a date like 2026-12-01, got {as_of!r}", origin="--as-of") from None
+    cat = load_catalog(list(quotes))
+    if fmt == "yaml":
+        if what != "quotes" or item_id is None:
+            raise InputError("--format yaml prints one quote as a template: plan catalog quotes --id ID --format yaml",
+                             origin="--format yaml")
+        if item_id not in cat.quotes:
+            raise InputError(f"unknown quote '{item_id}'" + did_you_mean(item_id, cat.quotes), origin="--id")
+        out.write(quote_template(cat.quotes[item_id]))
+        return 0
+    if what == "sources":
+        headers, rows = bibliography_rows(load_bibliography(), {item_id} if item_id else None)
+    else:
+        headers, rows = catalog_rows(cat, what, day, wide=wide or verbose or fmt == "json")
+        if item_id is not None:
+            known = [r[0] for r in rows]
+            rows = [r for r in rows if r[0] == item_id]
+            if not rows:
+                raise InputError(f"unknown {what[:-1]} '{item_id}'" + did_you_mean(item_id, known), origin="--id")
     if fmt == "json":
-        click.echo(to_json([dict(zip(headers, r)) for r in rows]), nl=False)
-        return
-    from tabulate import tabulate
-    click.echo(tabulate(rows, headers=headers, tablefmt="simple", maxcolwidths=[None] * (len(headers) - 1) + [60]))
+        out.write(to_json([dict(zip(headers, r)) for r in rows]))
+    else:
+        widths = [None] * (len(headers) - 1) + [None if (wide or verbose) else 60]
+        out.write(clean(tabulate(rows, headers=headers, tablefmt="simple", maxcolwidths=widths)) + "\n")
+    return 0
 
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE")
-@click.option("--quotes", "quotes", multiple=True)
-@guarded
-def validate(file: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> None:
+@_problem_options
+@_common
+@_process
+def validate(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, out: Any,
+             verbose: bool) -> int:
     """Check a problem file (and the catalogs it uses) without solving."""
-    from solver.problem import load_problem
-    from solver.solve import SolveSettings, prepare
-    lp = load_problem(file, list(sets))
-    _cat, aset, universe = prepare(lp, SolveSettings(extra_quotes=tuple(quotes)))
-    n_quotes = sum(len(o.quotes) for o in universe.options)
-    click.echo(f"OK: {file}: '{lp.problem.name}' as of {lp.as_of}; {len(universe.options)} options from "
-               f"{n_quotes} usable quotes ({len(universe.expired)} expired); "
-               f"{len(aset.overridden())} assumptions overridden")
+    from solver.render.safe import clean
+    from solver.solve.pipeline import prepare
+
+    problem = _load(file, sets, quotes)
+    ctx = prepare(problem, _settings(allow_expired=allow_expired))
+    u = ctx.universe
+    n_quotes = sum(len(o.quotes) for o in u.options)
+    out.write(clean(f"OK: {file}: '{problem.spec.name}' as of {problem.as_of}; {len(u.options)} options from "
+                    f"{n_quotes} usable quotes ({len(u.expired)} expired, {len(u.not_yet_quoted)} dated after as_of); "
+                    f"{len(problem.assumptions.overridden())} assumptions overridden\n"))
+    return 0
 
 
 def entry() -> None:
     """The `plan` console script: run the command, flush, and leave without tearing the interpreter down.
 
-    A solve leaves hundreds of thousands of small objects (points, cost lines) alive at exit; freeing them one by
-    one at interpreter shutdown took ~0.13 s of `plan solve constraints/datacenter.yaml`'s ~1.1 s
-    (bench/startup.py). Everything the commands write is closed before they return, so after flushing the two
-    standard streams nothing is lost by `os._exit`. Tests call `main` in-process and are unaffected.
+    A solve leaves hundreds of thousands of small objects (points, cost lines) alive at exit; freeing them one by one
+    at interpreter shutdown took ~0.13 s of `plan solve constraints/datacenter.yaml`'s ~1.1 s (bench/startup.py).
+    Commands write their output before they return (`console.run`), so after flushing the two standard streams
+    nothing is lost by `os._exit`. Usage errors and Ctrl-C outside a command are handled here with the same codes.
     """
-    import os
+    from solver.render.console import EXIT_INTERRUPTED
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
     try:
-        main()
-        code: object = 0
+        main.main(standalone_mode=False)
+        code: Any = 0
     except SystemExit as exc:
         code = exc.code
+    except click.exceptions.Abort:
+        print("interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
             pass
     os._exit(code or 0)
 

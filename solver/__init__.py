@@ -1,8 +1,17 @@
 """`plan`: a declarative GPU procurement planner.
 
-Data flows one way: YAML -> validated models (`problem`, `catalog`, `assumptions`) -> per-option
-estimates (`options`, built from the pure estimators `memory`, `compute`, `cost`) -> CP-SAT model
-(`model`) -> `Plan` (`plan`) -> independent re-check (`checker`) -> renderers (`render`).
+Stages, as subpackages; data and imports flow one way (tests/test_architecture.py keeps it so):
+
+    inputs -> estimate -> model -> solve -> answers -> render
+
+- `inputs`: YAML with line numbers, units, the problem file's schema, catalogs, assumptions, policy and rules,
+  and `Problem`, the immutable validated whole every later stage reads (what-ifs are new `Problem`s).
+- `estimate`: pure estimators (memory, compute, cost) and the universe of options and node-count points.
+- `model`: the CP-SAT model (guarded groups, integer money), point screening, bounds, objective. No solving.
+- `solve`: the engine every CP-SAT call goes through, the per-pair pipeline, plans, the independent checker.
+- `answers`: conflicts, relaxations, why-not, sensitivity, history.
+- `render`: reports, JSON, diffs, files.
+`cli.py` parses, calls, renders. `errors` is shared by all stages.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

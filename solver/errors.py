@@ -1,30 +1,58 @@
-"""One exception type for everything the user got wrong.
+"""The exceptions `plan` raises on purpose, one per way a run can end without an answer.
 
-The CLI turns an `InputError` into a single line on stderr and exit code 2, never a traceback,
-so every message must say *where* (file, line, field path) and *what was expected*.
+The CLI maps each to an exit code (README, "Exit codes"): `InputError` 2, `Interrupted` 130, `InternalError` 4.
+Anything else escaping the solver is a bug and is reported like an `InternalError`. Every message is one line:
+it must say *where* (file and line, a `--set`, or a command-line option), the field path, and *what was expected*.
 """
 
 from __future__ import annotations
 
 
-class InputError(Exception):
-    """Bad input: a file, a field path, an optional line, and what was expected."""
+class PlanError(Exception):
+    """Base of every exception `plan` raises deliberately."""
+
+
+class InputError(PlanError):
+    """Bad input: where it came from, the field path, and what was expected.
+
+    `origin` names where the value came from when it is not a file line: a `--set PATH=VALUE`, or a command-line
+    option such as `--time-limit`. It takes precedence over `file`/`line`, because a value given with `--set`
+    must not be blamed on the line of the file it replaced.
+    """
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 path: str | None = None) -> None:
+                 path: str | None = None, origin: str | None = None) -> None:
         self.message = message
         self.file = file
         self.line = line
         self.path = path
+        self.origin = origin
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = ""
-        if self.file:
+        if self.origin:
+            where = f"{self.origin}: "
+        elif self.file:
             where = self.file + (f":{self.line}" if self.line else "") + ": "
-        field = f"{self.path}: " if self.path else ""
+        else:
+            where = ""
+        field = f"{self.path}: " if self.path and not (self.origin and self.path in self.origin) else ""
         return f"{where}{field}{self.message}"
 
+    def located(self, *, file: str | None = None, origin: str | None = None) -> "InputError":
+        """The same error attributed to `file` (or `origin`) when it does not say where it came from yet."""
+        if self.file or self.origin:
+            return self
+        return InputError(self.message, file=file, line=self.line, path=self.path, origin=origin)
 
-class PlanCheckError(AssertionError):
-    """The independent checker found a plan that violates a constraint: a bug, never user error."""
+
+class InternalError(PlanError):
+    """A bug in `plan`, never the user's fault (exit code 4, "please report")."""
+
+
+class PlanCheckError(InternalError, AssertionError):
+    """The independent checker found a plan that violates a constraint or whose figures do not add up."""
+
+
+class Interrupted(PlanError):
+    """The user interrupted the run (Ctrl-C): no answer, partial or otherwise, may be reported."""

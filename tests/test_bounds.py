@@ -1,4 +1,4 @@
-"""Bound-pruned solving (solve.solve_pair, PairOracle.minimize) against exhaustive enumeration.
+"""Bound-pruned solving (solve/grow.py, used by solve_pair and PairOracle.minimize) against exhaustive enumeration.
 
 The pruned solve models only the points whose lower bound could still win. These tests make the first batch
 tiny (2 points) so that the grow-and-resolve loop runs on every problem, and compare with `brute.py`, which
@@ -19,14 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import solver.solve as solve_mod
-from solver.bounds import point_bound, point_lower
-from solver.brute import best_at, brute_force
-from solver.cost import buy_node_lines, cloud_node_lines
-from solver.explain import PairOracle
-from solver.model import cost_ceiling, money_unit, statically_excluded
-from solver.problem import load_problem
-from solver.solve import SolveSettings, prepare, solve_problem
+import solver.solve.grow as grow_mod
+from solver.answers.conflicts import PairOracle
+from solver.estimate.cost import buy_node_lines, cloud_node_lines
+from solver.inputs.problem import load_problem
+from solver.model.objective import universe_ceiling
+from solver.solve.brute import best_at, brute_force
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem
 
 from test_optimality import EXAMPLES, _load, extra_quotes, problems
 
@@ -43,16 +42,16 @@ def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dic
 def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                         estimates: bool, discount: bool) -> None:
     problem = _tweak(problem, estimates, discount)
-    old = solve_mod.INITIAL_POINTS
-    solve_mod.INITIAL_POINTS = 2
+    old = grow_mod.INITIAL_POINTS
+    grow_mod.INITIAL_POINTS = 2
     try:
         with tempfile.TemporaryDirectory() as d:
-            lp = _load(problem, quotes, Path(d))
-            result = solve_problem(lp, SolveSettings(alternatives=False))
-            _cat, aset, u = prepare(lp, SolveSettings())
-            unit = money_unit(lp, u)
-            hi = cost_ceiling(lp, aset.values, u, unit)
-            best = brute_force(lp, aset.values, u, unit, cost_hi=hi)
+            p = _load(problem, quotes, Path(d))
+            result = solve_problem(p, SolveSettings(alternatives=False))
+            ctx = prepare(p, SolveSettings())
+            u, unit = ctx.universe, ctx.unit
+            hi = universe_ceiling(p, u, unit)
+            best = brute_force(p, u, unit, cost_hi=hi)
             if best is None:
                 assert result.status == "infeasible"
                 return
@@ -61,13 +60,12 @@ def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any],
             assert result.plan is not None and result.plan.total_cost >= 0
             # Every runner-up is its pair's own optimum.
             for alt in result.alternatives:
-                pair = f"{alt.plan.accelerator}/{alt.plan.mode}"
-                sub = brute_force(lp, aset.values, u.subset(pair), unit, cost_hi=hi)
+                sub = brute_force(p, u.subset(alt.plan.pair), unit, cost_hi=hi)
                 assert sub is not None
-                assert alt.plan.model_cost_units == sub.cost_units, (pair, alt.plan.option, sub)
-                assert (alt.plan.finish - lp.as_of).days == sub.finish
+                assert alt.plan.model_cost_units == sub.cost_units, (alt.plan.pair, alt.plan.option, sub)
+                assert (alt.plan.finish - p.as_of).days == sub.finish
     finally:
-        solve_mod.INITIAL_POINTS = old
+        grow_mod.INITIAL_POINTS = old
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,22 +74,21 @@ def test_point_bound_is_below_every_plan_at_the_point(problem: dict[str, Any], q
                                                       estimates: bool) -> None:
     problem = _tweak(problem, estimates, False)
     with tempfile.TemporaryDirectory() as d:
-        lp = _load(problem, quotes, Path(d))
-        _cat, aset, u = prepare(lp, SolveSettings())
-        a = aset.values
-        unit = money_unit(lp, u)
-        hi = cost_ceiling(lp, a, u, unit)
+        p = _load(problem, quotes, Path(d))
+        ctx = prepare(p, SolveSettings())
+        u, unit = ctx.universe, ctx.unit
+        hi = universe_ceiling(p, u, unit)
         for o in u.options:
             for pt in o.points:
-                if not pt.workable or statically_excluded(pt, lp, a, u, unit):
+                if not pt.workable or ctx.screen.excluded(pt):
                     continue
-                exact = best_at(pt, lp, a, u, unit, cost_hi=hi)
-                bound = point_bound(pt, lp, a, u, unit, hi)
+                exact = best_at(pt, p, u, unit, cost_hi=hi)
+                bound = ctx.bounds.point_bound(pt, hi)
                 if bound is None:
                     assert exact is None, f"{o.id}@{pt.n}: bound says impossible, enumeration found {exact}"
                 elif exact is not None:
                     assert bound <= exact.objective, (o.id, pt.n, bound, exact)
-                    low = point_lower(pt, lp, a, u, unit)
+                    low = ctx.bounds.point_lower(pt)
                     assert low is not None and low[0] <= exact.cost_units and low[2] <= exact.finish
 
 
@@ -101,10 +98,8 @@ def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quot
     """PairOracle.minimize with and without bounds: the same minimum cash and cost, under all groups but the
     budget, and with every group on."""
     with tempfile.TemporaryDirectory() as d:
-        lp = _load(problem, quotes, Path(d))
-        _cat, aset, u = prepare(lp, SolveSettings())
-        unit = money_unit(lp, u)
-        oracle = PairOracle(lp, aset, u, unit)
+        p = _load(problem, quotes, Path(d))
+        oracle = PairOracle(prepare(p, SolveSettings()))
         groups = oracle.all_groups()
         for active in ([g for g in groups if g != "budget.max_usd"], groups):
             for kind in ("cash", "cost"):
@@ -113,16 +108,17 @@ def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quot
                 slow = oracle.minimize(active, q)
                 assert (fast is None) == (slow is None)
                 if fast is not None and slow is not None:
-                    assert fast[0] == slow[0], (kind, fast[:2], slow[:2])
+                    assert fast.value == slow.value, (kind, fast.value, fast.pair, slow.value, slow.pair)
+                    assert fast.proven and slow.proven
 
 
 def test_price_templates_match_the_cost_functions() -> None:
     """Per-node lines and totals scaled from the per-price-key templates equal a direct call of the cost model
     (to 1e-9: the totals are affine fits, L0 + price × (L1 − L0), which round differently in the last digits)."""
-    lp = load_problem("constraints/datacenter.yaml")
-    _cat, aset, u = prepare(lp, SolveSettings())
-    a = aset.values
-    site = lp.problem.site
+    lp = load_problem(Path(__file__).resolve().parent.parent / "constraints" / "datacenter.yaml")
+    u = prepare(lp, SolveSettings()).universe
+    a = lp.assumptions.values
+    site = lp.spec.site
     assert site is not None
     checked = 0
     for o in u.options:
@@ -138,7 +134,7 @@ def test_price_templates_match_the_cost_functions() -> None:
                                             wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
                                             node_kw=float(o.system.node_kw.value), pue=site.pue,
                                             usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
-                                            accounting=lp.problem.policy.accounting,
+                                            accounting=lp.spec.policy.accounting,
                                             consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate")
                 else:
                     direct = cloud_node_lines(usd_per_gpu_hour=q.price, per_node=o.system.per_node,
@@ -163,10 +159,11 @@ def test_plans_from_models_with_different_cost_ceilings_compare_lexicographicall
     from datetime import timedelta
     from types import SimpleNamespace
 
-    from solver.whynot import scores_no_worse
+    from solver.answers.whynot import scores_no_worse
 
-    lp_time = load_problem("constraints/finetune-70b.yaml", ["objective=time"])
-    lp_cost = load_problem("constraints/finetune-70b.yaml", ["objective=cost"])
+    file = Path(__file__).resolve().parent.parent / "constraints" / "finetune-70b.yaml"
+    lp_time = load_problem(file, ["objective=time"])
+    lp_cost = load_problem(file, ["objective=cost"])
     early_dear = SimpleNamespace(model_cost_units=900, finish=lp_time.as_of + timedelta(days=10))
     late_cheap = SimpleNamespace(model_cost_units=100, finish=lp_time.as_of + timedelta(days=11))
     assert scores_no_worse(early_dear, late_cheap, lp_time, 400, 1)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver.assumptions import load_assumptions
-from solver.catalog import load_catalog
-from solver.estimate import EstimateInput, run_estimate
+from solver.inputs.assumptions import load_assumptions
+from solver.inputs.catalog import load_catalog
+from solver.estimate.calculator import EstimateInput, run_estimate
 
 A = load_assumptions().values
 CAT = load_catalog([])

@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from solver.assumptions import ScaleOut, load_assumptions
-from solver.catalog import load_catalog
-from solver.compute import (
+from solver.inputs.assumptions import ScaleOut, load_assumptions
+from solver.inputs.catalog import load_catalog
+from solver.estimate.compute import (
     Utilisation,
     estimate_time,
     scale_out_efficiency,
@@ -23,7 +23,7 @@ from solver.compute import (
     utilisation,
     wall_time,
 )
-from solver.estimate import EstimateInput, run_estimate
+from solver.estimate.calculator import EstimateInput, run_estimate
 
 A = load_assumptions().values
 CAT = load_catalog([])
@@ -170,8 +170,18 @@ def test_utilisation_reads_bundled_factors():
 
 
 def test_utilisation_value_is_capped():
-    u = Utilisation(base=1.0, class_factor=1.0, size=1.0, seq=1.0, precision=1.0, method=1.0, rules=1.5)
+    u = Utilisation(base=1.0, class_factor=1.0, size=1.0, seq=1.0, precision=1.0, method=1.0, rules=1.5, cap=0.95)
     assert u.value == 0.95
+    assert Utilisation(base=0.5, class_factor=1.0, size=1.0, seq=1.0, precision=1.0, method=1.0, rules=1.5,
+                       cap=0.95).value == 0.75
+
+
+def test_utilisation_cap_is_the_bundled_assumption():
+    c = A.compute
+    u = utilisation(software="cuda", accel_class="datacenter", params=c.size_reference_params,
+                    seq_len=int(c.seq_reference), precision="bf16", has_fp8=True, method="pretrain", c=c,
+                    rule_factor=10.0)
+    assert u.value == c.max_mfu
 
 
 # ---------------------------------------------------------------------------------------------- scale-out

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from solver.assumptions import OpsFte, load_assumptions
-from solver.cost import (
+from solver.inputs.assumptions import OpsFte, load_assumptions
+from solver.estimate.cost import (
     HOURS_PER_MONTH,
     LINE_ORDER,
     RISK_LINES,

@@ -1,8 +1,12 @@
-"""Explanations: minimal conflicts, exact relaxations, alternatives, why-not — checked against fresh re-solves.
+"""Explanations: minimal conflicts, exact relaxations, alternatives, why-not — each claim checked by complete solves
+of edited problems, not by the explanation's own machinery.
 
-Every claim an explanation makes is re-verified independently of the explanation's own models: the conflict is
-re-checked with a new oracle (infeasible with exactly those groups, feasible without any one of them), and each
-relaxation by re-loading the problem with the suggested value (feasible) and one unit short of it (infeasible).
+An explanation is computed with assumption literals over per-pair models (`answers/conflicts.py`). The checks here
+go another way: a group is *dropped* by editing the problem (`--set` a deadline to null, a capacity to a million,
+a rule out of the list) and the edited problem is solved by the ordinary pipeline (`solve_problem`: bound-pruned
+optimisation, the plan re-checked by the independent checker). A conflict must be infeasible with every other
+group dropped, and feasible when one of its groups is dropped as well; a relaxation must be feasible at its value
+and infeasible one unit short.
 """
 
 from __future__ import annotations
@@ -14,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 from cli import main
-from solver.catalog import load_catalog
-from solver.explain import PairOracle
-from solver.model import money_unit
-from solver.problem import load_problem
-from solver.render import result_dict, to_json
-from solver.solve import SolveSettings, prepare, solve_problem
-from solver.whynot import why_not
+from solver.answers.relax import combined_relaxation
+from solver.answers.report import solve_and_explain
+from solver.answers.whynot import WhyNot, why_not
+from solver.inputs.catalog import load_catalog
+from solver.inputs.overrides import Change
+from solver.inputs.problem import Problem, load_problem
+from solver.render.jsonout import result_dict, to_json
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 INF = ROOT / "tests" / "infeasible"
@@ -38,28 +42,60 @@ EXPECTED: dict[str, tuple[set[str], bool]] = {
     "ecc_with_consumer_cards.yaml": ({"policy.require_ecc", "policy.accelerators"}, True),
     "budget_and_deadline.yaml": ({"budget.max_usd", "schedule.deadline"}, False),
 }
+QUICK = SolveSettings(alternatives=False)
 
 
 def _path(name: str) -> Path:
     return INF / name if (INF / name).exists() else ROOT / "constraints" / name
 
 
-def _oracle(file: Path, sets: list[str] | None = None, quotes: tuple[str, ...] = ()) -> PairOracle:
-    lp = load_problem(file, sets or [])
-    _cat, aset, u = prepare(lp, SolveSettings(extra_quotes=quotes))
-    return PairOracle(lp, aset, u, money_unit(lp, u))
+def drop(problem: Problem, group: str) -> list[Change]:
+    """Edits that make `group` say nothing (None: a physical fact, `workload.memory`, that no edit can drop)."""
+    spec = problem.spec
+    simple: dict[str, Any] = {
+        "schedule.deadline": None, "schedule.earliest_start": None, "budget.max_usd": None,
+        "site.it_power_kw": 10_000_000, "site.racks": 1_000_000, "site.rack_power_kw": 10_000,
+        "site.cooling": ["air", "liquid"], "policy.modes": ["buy", "cloud", "managed"], "policy.require_ecc": False,
+        "policy.accelerators": {"include": [], "exclude": []}, "policy.vendors": {"include": [], "exclude": []},
+        "policy.allow_estimates": True}
+    if group in simple:
+        return [Change(tuple(group.split(".")), simple[group], f"test: drop {group}")]
+    if group.startswith("quotes.") and group.endswith(".max_nodes"):
+        qid = group[len("quotes."):-len(".max_nodes")]
+        return [Change(("quotes", qid, "max_nodes"), 1_000_000, f"test: drop {group}")]
+    if group.startswith("rules."):
+        raw = problem.raw["rules"]
+        kept = [r for r, parsed in zip(raw, spec.rules) if f"rules.{parsed.name}" != group]
+        return [Change(("rules",), kept, f"test: drop {group}")]
+    assert group == "workload.memory", group
+    return []
 
 
-def _feasible(file: Path, sets: list[str] | None = None, quotes: tuple[str, ...] = ()) -> bool:
-    o = _oracle(file, sets, quotes)
-    return o.feasible(o.all_groups())
+def feasible(problem: Problem, dropped: list[str] = ()) -> bool:  # type: ignore[assignment]
+    """Whether the problem, with these groups dropped by editing it, has a plan (a complete solve)."""
+    edits = [c for g in dropped for c in drop(problem, g)]
+    status = solve_problem(problem.with_changes(edits), QUICK).status
+    assert status in ("optimal", "infeasible"), status
+    return status == "optimal"
+
+
+def every_group(problem: Problem) -> list[str]:
+    """Every group a problem can state (those not in its file are dropped already and dropping them is a no-op)."""
+    spec = problem.spec
+    groups = ["schedule.deadline", "schedule.earliest_start", "budget.max_usd", "policy.modes", "policy.require_ecc",
+              "policy.accelerators", "policy.vendors", "policy.allow_estimates"]
+    if spec.site is not None:
+        groups += ["site.it_power_kw", "site.racks", "site.rack_power_kw", "site.cooling"]
+    groups += [f"rules.{r.name}" for r in spec.rules]
+    groups += [f"quotes.{q}.max_nodes" for q in problem.catalog.quotes]
+    return groups
 
 
 @pytest.fixture(scope="module")
 def explanations() -> dict[str, Any]:
     out = {}
     for name in list(EXPECTED) + ["infeasible-budget.yaml"]:
-        r = solve_problem(load_problem(_path(name)))
+        _ctx, r = solve_and_explain(load_problem(_path(name)))
         assert r.status == "infeasible", name
         out[name] = r
     return out
@@ -77,13 +113,16 @@ def test_budget_example_conflict_is_the_budget(explanations: dict[str, Any]) -> 
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED) + ["infeasible-budget.yaml"])
-def test_conflict_is_infeasible_and_minimal(name: str, explanations: dict[str, Any]) -> None:
-    conflict = explanations[name].explanation["conflict"]
-    o = _oracle(_path(name))
-    assert not o.feasible(conflict), "the conflict alone must be infeasible"
+def test_conflict_is_infeasible_and_minimal_by_edited_resolves(name: str, explanations: dict[str, Any]) -> None:
+    expl = explanations[name].explanation
+    assert expl["proven"] is True
+    conflict = expl["conflict"]
+    problem = load_problem(_path(name))
+    others = [g for g in every_group(problem) if g not in conflict]
+    assert not feasible(problem, others), "with every other group dropped, the conflict alone must be infeasible"
     for g in conflict:
-        rest = [h for h in conflict if h != g]
-        assert o.feasible(rest), f"dropping {g} must make the rest feasible"
+        if g != "workload.memory":
+            assert feasible(problem, others + [g]), f"dropping {g} as well must give a plan"
 
 
 def test_conflict_lines_point_at_the_yaml(explanations: dict[str, Any]) -> None:
@@ -95,58 +134,69 @@ def test_conflict_lines_point_at_the_yaml(explanations: dict[str, Any]) -> None:
         assert key in text[int(line) - 1], (d, text[int(line) - 1])
 
 
-def _short(r: dict[str, Any], lp_unit: int) -> Any:
+def _short(r: dict[str, Any], unit: int) -> Any:
     """One unit short of a relaxation's suggested value (the side that must stay infeasible)."""
-    to, unit = r["to"], r["unit"]
-    if unit == "day":
+    to, u = r["to"], r["unit"]
+    if u == "day":
         d = date.fromisoformat(to)
         return (d + timedelta(days=1) if r["group"] == "schedule.earliest_start" else d - timedelta(days=1)).isoformat()
     # Never below the original value (which is infeasible by definition), e.g. 0.5 kW -> 1 kW: short is 0.5.
-    return max(r["from"], to - (lp_unit if unit == "usd" else 1))
-
-
-def _set_value(r: dict[str, Any], value: Any, tmp: Path) -> tuple[list[str], tuple[str, ...]]:
-    g = r["group"]
-    if g.startswith("quotes."):
-        qid = g[len("quotes."):-len(".max_nodes")]
-        q = load_catalog([]).quotes[qid].model_dump(mode="json", exclude_none=True)
-        q["max_nodes"] = int(value)
-        f = tmp / f"{qid}-{value}.yaml"
-        f.write_text(yaml.safe_dump({"quotes": [q]}))
-        return [], (str(f),)
-    return [f"{g}={value}"], ()
+    return max(r["from"], to - (unit if u == "usd" else 1))
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED) + ["infeasible-budget.yaml"])
-def test_relaxations_are_exact(name: str, explanations: dict[str, Any], tmp_path: Path) -> None:
+def test_relaxations_are_exact(name: str, explanations: dict[str, Any]) -> None:
     r = explanations[name]
     for rel in r.explanation["relaxations"]:
-        sets, quotes = _set_value(rel, rel["to"], tmp_path)
-        assert _feasible(_path(name), sets, quotes), f"{rel['group']} at {rel['to']} must be feasible"
-        sets, quotes = _set_value(rel, _short(rel, r.unit), tmp_path)
-        assert not _feasible(_path(name), sets, quotes), f"{rel['group']} one unit short must stay infeasible"
+        assert rel["proven"]
+        at = load_problem(_path(name), [f"{rel['group']}={rel['to']}"])
+        assert solve_problem(at, QUICK).status == "optimal", f"{rel['group']} at {rel['to']} must be feasible"
+        short = load_problem(_path(name), [f"{rel['group']}={_short(rel, r.unit)}"])
+        assert solve_problem(short, QUICK).status == "infeasible", f"{rel['group']} one unit short stays infeasible"
+
+
+def test_relaxations_are_listed_smallest_change_first(explanations: dict[str, Any]) -> None:
+    rels = explanations["budget_and_deadline.yaml"].explanation["relaxations"]
+    assert len(rels) >= 2
+    changes = [r["change"] for r in rels]
+    assert changes == sorted(changes)
+    budget = next(r for r in rels if r["group"] == "budget.max_usd")
+    assert budget["change"] == pytest.approx((budget["to"] - budget["from"]) / budget["from"])
 
 
 def test_every_single_group_drop_alternative_is_feasible(explanations: dict[str, Any]) -> None:
     for name, r in explanations.items():
-        if not r.explanation["alternatives"]:
-            continue
-        o = _oracle(_path(name))
-        groups = o.all_groups()
+        problem = load_problem(_path(name))
         for alt in r.explanation["alternatives"]:
-            assert o.feasible([g for g in groups if g not in alt["drop"]]), (name, alt["drop"])
+            if "relax" not in alt:
+                assert feasible(problem, alt["drop"]), (name, alt["drop"])
 
 
 def test_explanations_are_deterministic() -> None:
-    a = to_json(result_dict(solve_problem(load_problem(INF / "budget_and_deadline.yaml"))))
-    b = to_json(result_dict(solve_problem(load_problem(INF / "budget_and_deadline.yaml"))))
+    a = to_json(result_dict(solve_and_explain(load_problem(INF / "budget_and_deadline.yaml"))[1]))
+    b = to_json(result_dict(solve_and_explain(load_problem(INF / "budget_and_deadline.yaml"))[1]))
     assert a == b
 
 
-def test_cli_infeasible_exit_1_with_relaxation() -> None:
-    res = CliRunner().invoke(main, ["solve", str(INF / "deadline_only.yaml")])
+def test_cli_infeasible_exit_1_leads_with_the_cause_and_collapses_capacities() -> None:
+    res = CliRunner().invoke(main, ["solve", str(INF / "budget_and_deadline.yaml")])
     assert res.exit_code == 1
-    assert "schedule.deadline" in res.stdout and "->" in res.stdout
+    out = res.stdout
+    lines = out.splitlines()
+    cause = next(i for i, line in enumerate(lines) if line.startswith("Cause:"))
+    conflict = next(i for i, line in enumerate(lines) if line.startswith("Conflict"))
+    assert cause < conflict, "the cause comes before the list of groups"
+    assert "earliest any option can finish is" in lines[cause]
+    assert "quotes.*.max_nodes" in out and "capacity of 2 quotes" in out
+    verbose = CliRunner().invoke(main, ["solve", str(INF / "budget_and_deadline.yaml"), "--verbose"]).stdout
+    assert "quotes.lambda-h100-8x-ondemand.max_nodes" in verbose.split("Smallest")[0]
+
+
+def test_cause_dates_agree_with_the_deadline_relaxation(explanations: dict[str, Any]) -> None:
+    for name in ("deadline_only.yaml", "budget_and_deadline.yaml"):
+        expl = explanations[name].explanation
+        deadline = next(r for r in expl["relaxations"] if r["group"] == "schedule.deadline")
+        assert expl["causes"][0]["fastest_finish"] <= deadline["to"], name
 
 
 def test_explain_with_set_what_if() -> None:
@@ -155,15 +205,41 @@ def test_explain_with_set_what_if() -> None:
     assert "CHOSEN" in res.stdout
 
 
+def test_rack_power_relaxation_keeps_quotes_given_with_the_quotes_option(tmp_path: Path) -> None:
+    """The only buyable quote comes from --quotes; the rack-power relaxation is a what-if of the validated problem,
+    so it still sees that quote (re-reading the file without --quotes lost it, and the relaxation disappeared)."""
+    problem_file = tmp_path / "p.yaml"
+    problem_file.write_text(
+        "name: rack-power-with-own-quote\nas_of: 2026-12-01\n"
+        "workload: {method: full_finetune, params: 7B, tokens: 2B, seq_len: 4096}\n"
+        "schedule: {deadline: 2027-06-01}\n"
+        "site: {it_power_kw: 200, cooling: [air], racks: 10, rack_power_kw: 5, electricity_usd_per_kwh: 0.1}\n"
+        "policy: {modes: [buy], accelerators: {include: [a100-40gb]}}\n")
+    quotes = tmp_path / "q.yaml"
+    quotes.write_text("quotes:\n- {id: used-dgx-a100, system: dgx-a100-40gb, mode: buy, vendor: broker, "
+                      "price_usd: 60k, max_nodes: 4, lead_time_days: 20, quoted_on: 2026-11-20, "
+                      "valid_until: 2027-02-28, kind: street, source: test}\n")
+    problem = load_problem(problem_file, quotes=[str(quotes)])
+    _ctx, r = solve_and_explain(problem)
+    assert r.status == "infeasible"
+    rel = {x["group"]: x for x in r.explanation["relaxations"]}
+    assert "site.rack_power_kw" in rel, r.explanation
+    to = rel["site.rack_power_kw"]["to"]
+    node_kw = float(load_catalog().systems["dgx-a100-40gb"].node_kw.value)
+    assert to == math.ceil(node_kw), "the smallest whole kW that holds one 6.5 kW node"
+    assert solve_problem(problem.with_sets([f"site.rack_power_kw={to}"]), QUICK).status == "optimal"
+    assert solve_problem(problem.with_sets([f"site.rack_power_kw={to - 1}"]), QUICK).status == "infeasible"
+    assert rel["site.rack_power_kw"]["plan"]["quotes"] == {"used-dgx-a100": 1}
+
+
 # ------------------------------------------------------------------------------------------------- why-not
 
 
 @pytest.fixture(scope="module")
 def why_nots() -> dict[str, dict[str, Any]]:
-    from solver.whynot import Context
-    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    ctx = Context(lp, SolveSettings())
-    return {a: why_not(lp, a, context=ctx) for a in sorted(load_catalog([]).accelerators)}
+    problem = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
+    wn = WhyNot(problem, SolveSettings())
+    return {a: wn.ask(a) for a in sorted(load_catalog().accelerators)}
 
 
 def test_why_not_answers_for_every_accelerator(why_nots: dict[str, dict[str, Any]]) -> None:
@@ -188,21 +264,22 @@ def test_why_not_line_diff_adds_up(why_nots: dict[str, dict[str, Any]]) -> None:
         assert math.isclose(total, out["delta_usd"], abs_tol=len(out["lines"]) + 1), acc
 
 
+def test_why_not_unknown_id_suggests_by_prefix() -> None:
+    res = CliRunner().invoke(main, ["explain", str(ROOT / "constraints" / "finetune-70b.yaml"), "--why-not", "h100"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "did you mean 'h100-sxm', 'h100-pcie'" in res.stderr
+
+
 def test_break_even_price_flips_the_ranking() -> None:
     """At the break-even price the target's best plan scores at least as well as today's plan; a step above it,
-    it does not (re-solved with the quote's price replaced through a user quote file)."""
-    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    out = why_not(lp, "h200")
+    it does not (complete re-solves with the price set by --set, not the break-even search's forced solves)."""
+    file = ROOT / "constraints" / "finetune-70b.yaml"
+    out = why_not(load_problem(file), "h200")
     be = out["break_even"]
     assert be["price"] is not None and be["price"] < be["current"]
-    q = load_catalog([]).quotes[be["quote"]].model_dump(mode="json", exclude_none=True)
-    with tempfile.TemporaryDirectory() as d:
-        for price, should_win in ((be["price"], True), (round(be["price"] + 0.01, 2), False)):
-            q["usd_per_gpu_hour"] = price
-            f = Path(d) / f"q{price}.yaml"
-            f.write_text(yaml.safe_dump({"quotes": [q]}))
-            r = solve_problem(lp, SolveSettings(extra_quotes=(str(f),), alternatives=False))
-            assert (r.plan.accelerator == "h200") == should_win, (price, r.plan.option, r.plan.total_cost)
+    for price, should_win in ((be["price"], True), (round(be["price"] + 0.01, 2), False)):
+        r = solve_problem(load_problem(file, [f"quotes.{be['quote']}.usd_per_gpu_hour={price}"]), QUICK)
+        assert (r.plan.accelerator == "h200") == should_win, (price, r.plan.option, r.plan.total_cost)
 
 
 # ------------------------------------------------------------------------------------------- property test
@@ -214,33 +291,22 @@ from test_optimality import _load, extra_quotes, problems  # noqa: E402
 @given(problems(), extra_quotes())
 def test_random_conflicts_are_infeasible_and_minimal(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as d:
-        lp = _load(problem, quotes, Path(d))
-        _cat, aset, u = prepare(lp, SolveSettings())
-        unit = money_unit(lp, u)
-        o = PairOracle(lp, aset, u, unit)
-        groups = o.all_groups()
-        if o.feasible(groups):
+        p = _load(problem, quotes, Path(d))
+        if solve_problem(p, QUICK).status != "infeasible":
             return
-        from solver.relax import explain
-        conflict = explain(lp, aset, u, unit)["conflict"]
-        fresh = PairOracle(lp, aset, u, unit)
-        assert not fresh.feasible(conflict)
+        _ctx, r = solve_and_explain(p, QUICK)
+        conflict = r.explanation["conflict"]
+        others = [g for g in every_group(p) if g not in conflict]
+        assert not feasible(p, others), conflict
         for g in conflict:
-            assert fresh.feasible([h for h in conflict if h != g]), (conflict, g)
+            if g != "workload.memory":
+                assert feasible(p, others + [g]), (conflict, g)
 
 
-def test_combined_relaxation_restores_feasibility(tmp_path: Path) -> None:
+def test_combined_relaxation_restores_feasibility() -> None:
     """feasRelax: applying every change of the cheapest combined relaxation at once gives a feasible problem."""
-    from solver.relax import combined_relaxation
-    file = INF / "budget_and_deadline.yaml"
-    lp = load_problem(file)
-    _cat, aset, u = prepare(lp, SolveSettings())
-    comb = combined_relaxation(lp, aset, u, money_unit(lp, u), pairs=["h100-sxm/cloud"])
+    problem = load_problem(INF / "budget_and_deadline.yaml")
+    comb = combined_relaxation(prepare(problem, SolveSettings()), pairs=["h100-sxm/cloud"])
     assert comb is not None and comb["changes"]
-    sets: list[str] = []
-    quotes: list[str] = []
-    for c in comb["changes"]:
-        s, q = _set_value(c, c["to"], tmp_path)
-        sets += s
-        quotes += list(q)
-    assert _feasible(file, sets, tuple(quotes))
+    sets = [f"{c['group']}={c['to']}" for c in comb["changes"]]
+    assert solve_problem(problem.with_sets(sets), QUICK).status == "optimal"

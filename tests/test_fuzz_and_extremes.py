@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli import main
-from solver.problem import load_problem
-from solver.solve import SolveSettings, solve_problem
+from solver.inputs.problem import load_problem
+from solver.solve.pipeline import SolveSettings, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "constraints" / "lora-small.yaml").read_text())
@@ -117,15 +117,16 @@ def test_a_2t_model_on_about_100k_gpus_with_a_10b_budget(tmp_path: Path) -> None
 
 
 def test_budget_at_exact_resolution_boundary(tmp_path: Path) -> None:
-    """A budget equal to the plan's cash rounded up to the money unit keeps the plan; one unit less excludes it."""
+    """The model rounds each cost term up to the money unit. For a plan of one quote the cash is one term: a budget
+    of the exact cash rounded up to the unit keeps the plan; a dollar below the exact cash excludes it."""
     base = yaml.safe_load((ROOT / "constraints" / "lora-small.yaml").read_text())
     f = tmp_path / "p.yaml"
     f.write_text(yaml.safe_dump(base))
     r = solve_problem(load_problem(f), SolveSettings(alternatives=False))
-    cash_units = math.ceil(r.plan.total_cash / r.unit)
-    kept = solve_problem(load_problem(f, [f"budget.max_usd={cash_units * r.unit + r.unit * 40}"]),
-                         SolveSettings(alternatives=False))
-    assert kept.plan is not None and kept.plan.option == r.plan.option
-    tight = solve_problem(load_problem(f, [f"budget.max_usd={max(1, r.plan.total_cash - 1):.0f}"]),
-                          SolveSettings(alternatives=False))
-    assert tight.plan is None or tight.plan.total_cash <= r.plan.total_cash - 1
+    assert len(r.plan.quotes) == 1, "one quote: the cash is a single model term"
+    at = math.ceil(r.plan.total_cash / r.unit) * r.unit
+    kept = solve_problem(load_problem(f, [f"budget.max_usd={at}"]), SolveSettings(alternatives=False))
+    assert kept.plan is not None and kept.plan.decision() == r.plan.decision()
+    below = math.floor(r.plan.total_cash) - 1
+    tight = solve_problem(load_problem(f, [f"budget.max_usd={max(1, below)}"]), SolveSettings(alternatives=False))
+    assert tight.plan is None or (tight.plan.total_cash <= below and tight.plan.decision() != r.plan.decision())

@@ -1,4 +1,4 @@
-"""`solver/cpsat.py` imports CP-SAT without pandas (start-up time); check that this is safe.
+"""`solver/model/cpsat.py` imports CP-SAT without pandas (start-up time); check that this is safe.
 
 Run in fresh interpreters, since the test process may already have pandas loaded (then the stub is not used).
 """
@@ -11,7 +11,8 @@ import sys
 SCRIPT = """
 import sys
 {pre}
-from solver.cpsat import Model, cp_model, make_solver
+from solver.model.cpsat import Model, cp_model
+from solver.solve.engine import Engine, Limits
 stubbed = "pandas" not in sys.modules
 m = Model()
 x = m.new_int_var(0, 10, "x")
@@ -20,8 +21,8 @@ m.add(x >= 3).only_enforce_if(b)
 m.add_bool_or([b])
 m.add(x <= 7)
 m.minimize(2 * x + 1)
-s = make_solver(5.0)
-assert s.solve(m) == cp_model.OPTIMAL and s.value(x) == 3
+out = Engine(Limits(5.0)).solve(m, label='import-check')
+assert out.status == 'optimal' and out.value(x) == 3
 import pandas  # the real library is importable afterwards
 assert hasattr(pandas, "DataFrame")
 print("stubbed" if stubbed else "real")

@@ -13,17 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.assumptions import load_assumptions
-from solver.catalog import load_catalog
-from solver.estimate import EstimateInput, run_estimate
-from solver.memory import (
+from solver.inputs.assumptions import load_assumptions
+from solver.inputs.catalog import load_catalog
+from solver.estimate.calculator import EstimateInput, run_estimate
+from solver.estimate.memory import (
     RECOMPUTE_ORDER,
     MemoryEstimate,
     Shape,
     activation_bytes,
     adapter_params,
     capacity_cards,
-    choose_recompute,
+    fit_memory,
     memory_per_gpu,
     min_gpus,
     model_shape,
@@ -329,15 +329,24 @@ def test_min_gpus_qlora_70b_fits_on_one_80gb_gpu_with_full_recompute():
                     recompute="full", shape=S70, mem=MEM, lora_rank=16) == 1
 
 
-def test_choose_recompute():
-    assert choose_recompute("selective", {"none": True, "selective": True, "full": True}) == "selective"
-    assert choose_recompute("auto", {"none": True, "selective": True, "full": True}) == "none"
-    assert choose_recompute("auto", {"none": False, "selective": True, "full": True}) == "selective"
-    assert choose_recompute("auto", {"none": False, "selective": False, "full": True}) == "full"
-    assert choose_recompute("auto", {"none": False, "selective": False, "full": False}) == "full"
-
-
-# ---------------------------------------------------------------------------------------------- model shape
+def test_fit_memory_auto_takes_the_least_recomputation_that_fits():
+    # 70B on 64 GPUs at 4K: states 16·70e9/64 = 17.5 GB; selective (= none with FlashAttention) activations
+    # 34·4096·8192·80/8 B = 11.4 GB plus logits: fits in 80 GB, so `auto` keeps "none" (no extra FLOPs)
+    kw = dict(params=70e9, gpus=64, per_node=8, available_gb=80.0, method="pretrain", optimizer="adamw",
+              seq_len=4096, shape=S70, mem=MEM)
+    none_gb = (16 * 70e9 / 64 + 34 * 4096 * 8192 * 80 / 8 + 4 * 4096 * (8192 + 128256) / 8) / 1e9 + 3
+    assert none_gb * 1.25 <= 80
+    assert fit_memory(recompute="auto", **kw).recompute == "none"
+    # at 32K on 22 GPUs only full recomputation fits (see test_min_gpus_auto_picks_cheapest_level_that_fits)
+    kw32 = {**kw, "gpus": 22, "seq_len": 32768}
+    got = fit_memory(recompute="auto", **kw32)
+    assert got.recompute == "full" and got.fits
+    # nothing fits on 8 GPUs: `auto` reports the most recomputation, and it does not fit
+    worst = fit_memory(recompute="auto", **{**kw32, "gpus": 8})
+    assert worst.recompute == "full" and not worst.fits
+    # an explicit level is kept even when it does not fit
+    assert fit_memory(recompute="selective", **kw32).recompute == "selective"
+    assert not fit_memory(recompute="selective", **kw32).fits
 
 
 def test_model_shape_layers_from_given_hidden():

@@ -19,11 +19,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.brute import brute_force
-from solver.checker import check_plan
-from solver.model import build
-from solver.problem import load_problem
-from solver.solve import SolveSettings, optimise, prepare
+from solver.inputs.problem import load_problem
+from solver.model.builder import build
+from solver.solve.brute import brute_force
+from solver.solve.checker import check_plan
+from solver.solve.pipeline import SolveSettings, optimise, prepare
 
 EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "30"))  # raise for a long soak run
 GRID = ["risk.node_grid.fine_until=8", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=2"]
@@ -78,6 +78,14 @@ def problems(draw: Any) -> dict[str, Any]:
         rules.append({"name": "cap-big-plans", "when": {"cost": {"gt": 3e6}}, "then": "forbid"})
     if draw(st.booleans()):
         rules.append({"name": "need-nodes", "when": {"nodes": {"ge": 2}}, "then": "require"})
+    if draw(st.booleans()):  # a second delay on top of amd-validation: delays add up
+        rules.append({"name": "security-review", "when": {"mode": draw(st.sampled_from(["buy", "cloud"]))},
+                      "then": {"delay_days": 12}})
+    if draw(st.booleans()):  # a rule that names quotes applies only when one of them is used
+        rules.append({"name": "broker-fee", "when": {"quote": ["rnd-0", "lambda-b200-8x-ondemand"]},
+                      "then": {"add_usd": 30000, "delay_days": 5}})
+    if draw(st.booleans()):  # a negative surcharge switches the bounds off: the full model must still be exact
+        rules.append({"name": "prefer-buy", "when": {"mode": "buy"}, "then": {"add_pct": -5}})
     p["rules"] = rules
     return p
 
@@ -107,40 +115,43 @@ def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path, sets
     if quotes:
         (tmp / "q.yaml").write_text(yaml.safe_dump({"quotes": quotes}))
         problem = {**problem, "catalogs": ["q.yaml"]}
+    if not any(q["id"] == "rnd-0" for q in quotes):  # a rule may name rnd-0; without it, name a bundled quote only
+        problem = {**problem, "rules": [
+            {**r, "when": {**r["when"], "quote": [q for q in r["when"]["quote"] if q != "rnd-0"]}}
+            if isinstance(r["when"].get("quote"), list) else r for r in problem.get("rules", [])]}
     f = tmp / "p.yaml"
     f.write_text(yaml.safe_dump(problem, sort_keys=False))
     return load_problem(f, GRID + (sets or []))
 
 
-def _solve(lp):
-    s = SolveSettings()
-    cat, aset, u = prepare(lp, s)
-    b = build(lp, aset.values, u)
-    status, plan, best, _ = optimise(b, lp, aset, s)
-    return cat, aset, u, b, status, plan, best
+def _solve(problem: Any) -> tuple[Any, Any, Any]:
+    """One model over every point of the problem (no decomposition, no bound pruning), optimised."""
+    ctx = prepare(problem, SolveSettings())
+    b = build(problem, ctx.universe, ctx.screen, ctx.unit)
+    return ctx, b, optimise(ctx, b)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), extra_quotes())
 def test_cpsat_optimum_equals_brute_force(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as d:
-        lp = _load(problem, quotes, Path(d))
-        cat, aset, u, b, status, plan, best = _solve(lp)
-        brute = brute_force(lp, aset.values, u, b.unit, cost_hi=b.cost_hi)
+        p = _load(problem, quotes, Path(d))
+        ctx, b, out = _solve(p)
+        brute = brute_force(p, ctx.universe, b.unit, cost_hi=b.cost_hi)
         if brute is None:
-            assert status == "infeasible", f"CP-SAT found {plan and plan.option} where enumeration found nothing"
+            assert out.status == "infeasible", f"CP-SAT found {out.plan and out.plan.option}; enumeration nothing"
             return
-        assert status == "optimal", f"enumeration found {brute} but CP-SAT says {status}"
-        assert best == brute.objective, (plan.option, plan.nodes, brute)
-        assert plan is not None
-        check_plan(lp, cat, aset.values, u, plan)
+        assert out.status == "optimal", f"enumeration found {brute} but CP-SAT says {out.status}"
+        assert out.objective == brute.objective, (out.plan and out.plan.option, out.plan and out.plan.nodes, brute)
+        assert out.plan is not None
+        check_plan(p, ctx.universe, out.plan)
 
 
 def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]], sets: list[str] | None = None) -> tuple[str, float | None, Any]:
     with tempfile.TemporaryDirectory() as d:
-        lp = _load(problem, quotes, Path(d), sets)
-        *_, status, plan, best = _solve(lp)
-        return status, (plan.model_cost_units if plan else None), plan
+        p = _load(problem, quotes, Path(d), sets)
+        _ctx, _b, out = _solve(p)
+        return out.status, (out.plan.model_cost_units if out.plan else None), out.plan
 
 
 @settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -173,15 +184,16 @@ def test_tightening_never_lowers_cost(problem: dict[str, Any], quotes: list[dict
 
 
 def test_money_unit_rounding_is_conservative_against_budget(tmp_path: Path) -> None:
-    """A budget exactly at the plan's exact cash passes; $1k-rounding never accepts an over-budget plan."""
-    base = yaml.safe_load(Path("constraints/finetune-70b.yaml").read_text())
+    """Rounding money up never accepts an over-budget plan: with the budget one dollar below the chosen plan's exact
+    cash, whatever plan is chosen has exact cash within the budget."""
+    base = yaml.safe_load((Path(__file__).resolve().parent.parent / "constraints" / "finetune-70b.yaml").read_text())
     f = tmp_path / "p.yaml"
     f.write_text(yaml.safe_dump(base))
-    lp = load_problem(f)
-    *_, status, plan, _ = _solve(lp)
+    *_, out = _solve(load_problem(f))
+    plan = out.plan
     assert plan is not None
-    # Budget one dollar below the exact cash of the chosen plan: that plan must no longer be chosen.
-    lp2 = load_problem(f, [f"budget.max_usd={math.floor(plan.total_cash) - 1}"])
-    *_, status2, plan2, _ = _solve(lp2)
-    if plan2 is not None:
-        assert plan2.total_cash <= math.floor(plan.total_cash) - 1
+    limit = math.floor(plan.total_cash) - 1
+    *_, out2 = _solve(load_problem(f, [f"budget.max_usd={limit}"]))
+    if out2.plan is not None:
+        assert out2.plan.total_cash <= limit
+        assert out2.plan.decision() != plan.decision()

@@ -1,88 +1,102 @@
-"""Sensitivity: the chosen plan's break-even price is exact (chosen at it, not one step above), and sweeps move
-the plan in the expected direction (more tokens never cost less)."""
+"""Sensitivity: the chosen plan's break-even price is exact (chosen at it, not one step above), sweeps move the plan
+in the expected direction (more tokens never cost less), and every sweep varies the problem as the user gave it
+(their `risk:` overrides, `--set` and `--quotes`), not the bundled defaults."""
 
 from __future__ import annotations
 
-import tempfile
+import json
 from pathlib import Path
 
-import yaml
+import pytest
+from click.testing import CliRunner
 
-from solver.catalog import load_catalog
-from solver.problem import load_problem
-from solver.sensitivity import break_evens, sweeps
-from solver.solve import SolveSettings, solve_problem
+from cli import main
+from solver.answers.sensitivity import break_evens, sweeps
+from solver.inputs.problem import load_problem
+from solver.solve.pipeline import SolveSettings, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-import pytest
+FINETUNE = ROOT / "constraints" / "finetune-70b.yaml"
 
 
 @pytest.fixture(scope="module")
 def chosen() -> dict:
-    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    return break_evens(lp, SolveSettings(), top=1)[0]
+    return break_evens(load_problem(FINETUNE), SolveSettings(), top=1)[0]
+
+
+def _with_price(quote: str, price: float, *sets: str) -> object:
+    """Re-solve with the quote's price set through `--set quotes.<id>.usd_per_gpu_hour` (a complete re-solve, not
+    the break-even search's own re-solves of one pair)."""
+    return solve_problem(load_problem(FINETUNE, [*sets, f"quotes.{quote}.usd_per_gpu_hour={price}"]),
+                         SolveSettings(alternatives=False))
 
 
 def test_chosen_break_even_is_exact(chosen: dict) -> None:
-    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
     assert chosen["role"] == "chosen" and chosen["break_even"] is not None
     assert chosen["break_even"] >= chosen["current"]
-    q = load_catalog([]).quotes[chosen["quote"]].model_dump(mode="json", exclude_none=True)
     for price, kept in ((chosen["break_even"], True), (round(chosen["break_even"] + 0.01, 2), False)):
-        q["usd_per_gpu_hour"] = price
-        with tempfile.TemporaryDirectory() as d:
-            f = Path(d) / "q.yaml"
-            f.write_text(yaml.safe_dump({"quotes": [q]}))
-            r = solve_problem(lp, SolveSettings(extra_quotes=(str(f),), alternatives=False))
+        r = _with_price(chosen["quote"], price)
         uses = r.plan.option == chosen["plan"] and any(x.id == chosen["quote"] for x in r.plan.quotes)
         assert uses == kept, (price, r.plan.option, [x.id for x in r.plan.quotes])
 
 
 def test_more_tokens_never_cost_less() -> None:
-    lp = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    rows = sweeps(lp, SolveSettings(), ["tokens"])["tokens"]
+    rows = sweeps(load_problem(FINETUNE), SolveSettings(), ["tokens"])["tokens"]
     costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
     assert len(costs) == len(rows) and costs == sorted(costs)
 
 
-def test_chart_is_optional(tmp_path: Path) -> None:
-    """With matplotlib the sweeps are drawn; without it, a clear input error (exit 2), never an ImportError."""
-    from solver.errors import InputError
-    from solver.sensitivity import chart
-    rows = {"tokens": [{"value": "50%", "cost_usd": 1e6, "option": "dgx-b200/cloud"},
-                       {"value": "100%", "cost_usd": 2e6, "option": "dgx-b200/cloud"}]}
+def test_mfu_sweep_scales_the_problems_own_mfu_not_the_bundled_one() -> None:
+    """With `risk.compute.mfu_base.cuda: 0.15` the 100% row of the MFU sweep is the problem's own solve (the bundled
+    0.45 gave a third of its cost), and the 80% row is the problem solved at 0.12."""
+    override = "risk.compute.mfu_base.cuda=0.15"
+    problem = load_problem(FINETUNE, [override])
+    base = solve_problem(problem, SolveSettings(alternatives=False))
+    rows = {r["value"]: r for r in sweeps(problem, SolveSettings(), ["mfu"])["mfu"]}
+    assert rows["100%"]["cost_usd"] == round(base.plan.total_cost)
+    assert rows["100%"]["option"] == base.plan.option and rows["100%"]["nodes"] == base.plan.nodes
+    at_80 = solve_problem(load_problem(FINETUNE, ["risk.compute.mfu_base.cuda=0.12"]),
+                          SolveSettings(alternatives=False))
+    assert rows["80%"]["cost_usd"] == round(at_80.plan.total_cost)
+    bundled = solve_problem(load_problem(FINETUNE), SolveSettings(alternatives=False))
+    assert rows["100%"]["cost_usd"] > bundled.plan.total_cost, "the override must matter for this test to mean much"
+
+
+def test_lead_time_sweep_keeps_user_quotes(tmp_path: Path) -> None:
+    """A quote given with --quotes is still in the problem when every lead time is shifted."""
+    q = tmp_path / "q.yaml"
+    q.write_text("quotes:\n- {id: lambda-b200-8x-ondemand, usd_per_gpu_hour: 1.0}\n")
+    problem = load_problem(FINETUNE, quotes=[str(q)])
+    rows = sweeps(problem, SolveSettings(), ["lead_time_days"])["lead_time_days"]
+    planned = [r for r in rows if r["option"] is not None]
+    assert len(planned) >= 2 and all(r["option"] == "dgx-b200/cloud" for r in planned), rows
+    direct = solve_problem(problem, SolveSettings(alternatives=False))
+    assert rows[0]["cost_usd"] == round(direct.plan.total_cost)
+
+
+def test_chart_extra_is_checked_before_any_work(tmp_path: Path) -> None:
+    """Without matplotlib, --chart is refused at once (exit 2, one line); with it, the sweeps are drawn."""
+    import importlib.util
     out = tmp_path / "s.svg"
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        import pytest
-        with pytest.raises(InputError, match="matplotlib"):
-            chart(rows, str(out))
-        return
-    chart(rows, str(out))
-    assert out.read_text().lstrip().startswith("<?xml")
+    r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--chart", str(out), "--sweep", "tokens",
+                                  "--top", "1"])
+    if importlib.util.find_spec("matplotlib") is None:
+        assert r.exit_code == 2 and "matplotlib" in r.stderr and r.stdout == ""
+    else:
+        assert r.exit_code == 0 and out.read_text().lstrip().startswith("<?xml")
+    r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--chart", str(tmp_path / "no-such-dir" / "s.svg")])
+    assert r.exit_code == 2 and r.stdout == ""
 
 
 def test_price_past_break_even_flips_and_the_diff_names_the_quote(chosen: dict, tmp_path: Path) -> None:
     """Past the break-even price the plan changes and `--compare-to` names the quote; at it, nothing changes."""
-    import json
-
-    from click.testing import CliRunner
-
-    from cli import main
-    problem = str(ROOT / "constraints" / "finetune-70b.yaml")
     base = tmp_path / "base.json"
-    assert CliRunner().invoke(main, ["solve", problem, "--save", str(base)]).exit_code == 0
-    q = load_catalog([]).quotes[chosen["quote"]].model_dump(mode="json", exclude_none=True)
+    assert CliRunner().invoke(main, ["solve", str(FINETUNE), "--save", str(base)]).exit_code == 0
     for price, flips in ((round(chosen["break_even"] + 0.01, 2), True), (chosen["break_even"], False)):
-        q["usd_per_gpu_hour"] = price
-        f = tmp_path / f"q{price}.yaml"
-        f.write_text(yaml.safe_dump({"quotes": [q]}))
-        r = CliRunner().invoke(main, ["solve", problem, "--quotes", str(f), "--compare-to", str(base),
-                                      "--format", "json"])
+        r = CliRunner().invoke(main, ["solve", str(FINETUNE), "--set",
+                                      f"quotes.{chosen['quote']}.usd_per_gpu_hour={price}", "--compare-to",
+                                      str(base), "--format", "json"])
         d = json.loads(r.stdout)["diff"]
-        assert any(chosen["quote"] in c for c in d["causes"])
-        moved = d["decision_changed"] and any(c["field"] == "quotes" for c in d["changes"])
+        assert any(c["kind"] == "quote" and c["id"] == chosen["quote"] for c in d["causes"])
+        moved = d["decision_changed"] and any(c["field"].startswith("quote ") for c in d["changes"])
         assert moved == flips, (price, d["changes"])

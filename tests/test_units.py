@@ -11,7 +11,7 @@ import math
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from solver.units import MAX_MAGNITUDE, Count, Money, MoneyOrZero, parse_quantity, si, usd
+from solver.inputs.units import MAX_MAGNITUDE, Count, Money, MoneyOrZero, parse_quantity, si, usd
 
 
 # ---------------------------------------------------------------------------------------------- parse_quantity

@@ -1,199 +1,190 @@
-"""Ways out of infeasibility: the minimal conflict, exact single-limit relaxations, what dropping a policy would
-allow, the cheapest combined relaxation, and alternative correction sets — each with the plan it leads to.
+"""Ways out of infeasibility: the minimal conflict, its cause, exact single-limit relaxations, what dropping a
+policy would allow, the cheapest combined relaxation — each with the plan it leads to.
 
-- Exact relaxation of a numeric group g (budget, deadline, earliest start, power, racks, rack power, quote
-  capacity): with every other group enforced and g dropped, minimise the quantity g limits (cash, finish day,
-  IT watts, racks, the quote's nodes; maximise the start for earliest_start). The optimum is the smallest limit
-  that restores feasibility: at it the problem is feasible, one unit short it is not (units: $1k or $1, 1 day,
-  1 kW, 1 rack, 1 node). Rack power changes the points themselves, so it is found by search over the values
-  where racks-per-node changes, re-building the problem each time.
-- Combined relaxation (Gurobi feasRelax / CPLEX FeasOpt pattern, cp-sat-notes.md §1.3 stage 4): every numeric
-  limit gets a slack; minimise the total relative change (Σ slack/limit), then cost.
-- Alternatives: minimal correction sets among the conflict's groups — single groups whose removal alone gives a
-  plan, then pairs when no single one does (MARCO's MCS idea, bounded).
+- **Cause.** When the deadline is in the conflict, the earliest each pair's capacity can be ready and the earliest
+  it can finish (over every node count that fits, starting when enough of its quotes' capacity has arrived),
+  computed from the estimates alone: the dates behind "cannot finish by the deadline".
+- **Exact relaxation** of a numeric group g (budget, deadline, earliest start, power, racks, rack power, quote
+  capacity): with every other group enforced and g dropped, minimise the quantity g limits (cash, finish day, IT
+  watts, racks, the quote's nodes; maximise the start for earliest_start). The optimum is the smallest limit that
+  restores feasibility: feasible at it, infeasible one unit short (units: $1k or $1, a day, a kW, a rack, a node).
+  Rack power changes the points themselves, so it is found by search over the values where a rack starts to hold
+  one more node, each a what-if of the validated problem. Fixes are listed smallest relative change first.
+- **Combined relaxation** (Gurobi feasRelax / CPLEX FeasOpt): every numeric limit gets a slack; minimise the total
+  relative change (Σ slack/limit), then cost.
+- **Alternatives:** minimal correction sets among the conflict's groups — single groups whose removal alone gives
+  a plan, then pairs when no single one does (MARCO's MCS idea, bounded).
+A result that a time limit stopped from being proven says so (`proven: false`).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from itertools import combinations
-from typing import Any, Callable
+from typing import Any
 
-from .assumptions import AssumptionSet
-from .cpsat import cp_model
-from .explain import GROUP_TEXT, PairOracle, covering_reason, deletion_filter, optimisation_solver
-from .model import Built
-from .options import Universe, quote_ready_day
-from .plan import make_plan
-from .problem import LoadedProblem, load_problem
-from .units import usd
+from ..estimate.options import option_quote_ready
+from ..model.builder import Built
+from ..model.decode import decode
+from ..model.groups import capacity_group, capacity_quote, is_numeric, reason, where
+from ..solve.engine import OPTIMAL
+from ..solve.pipeline import Context, prepare
+from ..solve.plan import make_plan
+from .conflicts import Minimum, PairOracle, covering_reason, deletion_filter
 
-NUMERIC = ("budget.max_usd", "schedule.deadline", "schedule.earliest_start", "site.it_power_kw", "site.racks",
-           "site.rack_power_kw")
+log = logging.getLogger(__name__)
+MAX_ALTERNATIVES = 5
+"""Most "drop these constraints" alternatives listed: each is a solve, and the first few say what matters."""
+_SCHEDULE = frozenset({"schedule.deadline", "schedule.earliest_start"})
+MAX_CAUSES = 8
+"""Most pairs listed in the schedule cause table (the earliest finishers first)."""
 
 
-def _is_numeric(g: str) -> bool:
-    return g in NUMERIC or (g.startswith("quotes.") and g.endswith(".max_nodes"))
-
-
-def _plan_summary(b: Built, solver: Any, lp: LoadedProblem, aset: AssumptionSet) -> dict[str, Any]:
-    i = next(k for k, zi in enumerate(b.z) if solver.value(zi))
-    pt = b.points[i]
-    quotes = pt.option.quotes
-    alloc = ({quotes[0].id: pt.n} if len(quotes) == 1 else
-             {q.id: int(solver.value(b.y[(q.id, i)])) for q in quotes if solver.value(b.y[(q.id, i)]) > 0})
-    ready = {q.id: quote_ready_day(q, o, aset.values) for o in b.universe.options for q in o.quotes}
-    plan = make_plan(lp.problem, aset.values, pt, alloc, int(solver.value(b.start)), lp.as_of,
-                     int(solver.value(b.cost)), b.unit, ready)
+def plan_summary(ctx: Context, b: Built, solver_value: Callable[[Any], int]) -> dict[str, Any]:
+    """The plan of a solution as plain data for an explanation (exact dollars, from the estimates)."""
+    plan = make_plan(ctx.problem, ctx.universe, decode(b, solver_value), b.unit)
     return {"option": plan.option, "accelerator": plan.accelerator, "mode": plan.mode, "nodes": plan.nodes,
             "gpus": plan.gpus, "finish": plan.finish.isoformat(), "cost_usd": round(plan.total_cost),
             "cash_usd": round(plan.total_cash), "quotes": {q.id: q.nodes for q in plan.quotes}}
 
 
-def _cost_quantity(lp: LoadedProblem) -> Callable[[Built], Any]:
-    return lambda b: b.cost
+def _quantity(ctx: Context, g: str) -> Callable[[Built], Any]:
+    """What a numeric group limits, as a model expression (the relaxation minimises it, then caps it)."""
+    qid = capacity_quote(g)
+    if qid is not None:
+        return lambda b: b.x[qid] if qid in b.x else 0
+    budget = ctx.problem.spec.budget
+    return {"budget.max_usd": (lambda b: b.cash) if budget.applies_to == "cash" else (lambda b: b.cost),
+            "schedule.deadline": lambda b: b.finish, "schedule.earliest_start": lambda b: -b.start,
+            "site.it_power_kw": lambda b: b.power_w, "site.racks": lambda b: b.racks}[g]
 
 
-def _numeric_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionSet, g: str,
-                        groups: list[str]) -> dict[str, Any] | None:
-    p = lp.problem
+def _relative(frm: float, to: float) -> float:
+    return abs(to - frm) / max(abs(frm), 1e-9)
+
+
+def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[str]) -> dict[str, Any] | None:
+    if g == "site.rack_power_kw":
+        return _rack_power_relaxation(ctx, oracle)
+    spec, as_of, unit = ctx.problem.spec, ctx.problem.as_of, ctx.unit
     active = [h for h in groups if h != g]
-    as_of = lp.as_of
+    lower = spec.budget.applies_to if g == "budget.max_usd" else None
+    r = oracle.minimize(active, _quantity(ctx, g), lower=lower)
+    if r is None:
+        return None
+    span = max(1, (ctx.universe.deadline_day or 0) - ctx.universe.earliest_day)
+    out: dict[str, Any] = {"group": g, "proven": r.proven}
     if g == "budget.max_usd":
-        q = (lambda b: b.cash) if p.budget.applies_to == "cash" else (lambda b: b.cost)
-        r = oracle.minimize(active, q, lower=p.budget.applies_to)
-        if r is None:
-            return None
-        to: Any = r[0] * oracle.unit
-        out = {"group": g, "from": p.budget.max_usd, "to": to, "unit": "usd",
-               "text": f"raise budget.max_usd from {usd(p.budget.max_usd)} to {usd(to)}"}  # type: ignore[arg-type]
+        assert spec.budget.max_usd is not None
+        to_usd = r.value * unit
+        out.update({"from": spec.budget.max_usd, "to": to_usd, "unit": "usd",
+                    "change": _relative(spec.budget.max_usd, to_usd)})
     elif g == "schedule.deadline":
-        r = oracle.minimize(active, lambda b: b.finish)
-        if r is None:
-            return None
-        to = as_of + timedelta(days=r[0])
-        out = {"group": g, "from": p.schedule.deadline.isoformat(), "to": to.isoformat(), "unit": "day",  # type: ignore[union-attr]
-               "text": f"move schedule.deadline from {p.schedule.deadline} to {to}"}
+        assert spec.schedule.deadline is not None
+        to = as_of + timedelta(days=r.value)
+        out.update({"from": spec.schedule.deadline.isoformat(), "to": to.isoformat(), "unit": "day",
+                    "change": (to - spec.schedule.deadline).days / span})
     elif g == "schedule.earliest_start":
-        r = oracle.minimize(active, lambda b: -b.start)
-        if r is None:
-            return None
-        to = as_of + timedelta(days=-r[0])
-        out = {"group": g, "from": p.schedule.earliest_start.isoformat(), "to": to.isoformat(), "unit": "day",  # type: ignore[union-attr]
-               "text": f"move schedule.earliest_start from {p.schedule.earliest_start} to {to}"}
+        assert spec.schedule.earliest_start is not None
+        to = as_of + timedelta(days=-r.value)
+        out.update({"from": spec.schedule.earliest_start.isoformat(), "to": to.isoformat(), "unit": "day",
+                    "change": (spec.schedule.earliest_start - to).days / span})
     elif g == "site.it_power_kw":
-        r = oracle.minimize(active, lambda b: b.power_w)
-        if r is None:
-            return None
-        to = math.ceil(r[0] / 1000 - 1e-9)
-        out = {"group": g, "from": p.site.it_power_kw, "to": to, "unit": "kW",  # type: ignore[union-attr]
-               "text": f"raise site.it_power_kw from {p.site.it_power_kw:,.0f} to {to:,}"}  # type: ignore[union-attr]
+        assert spec.site is not None
+        kw = math.ceil(r.value / 1000 - 1e-9)
+        out.update({"from": spec.site.it_power_kw, "to": kw, "unit": "kW", "change": _relative(spec.site.it_power_kw, kw)})
     elif g == "site.racks":
-        r = oracle.minimize(active, lambda b: b.racks)
-        if r is None:
-            return None
-        to = r[0]
-        out = {"group": g, "from": p.site.racks, "to": to, "unit": "rack",  # type: ignore[union-attr]
-               "text": f"raise site.racks from {p.site.racks} to {to}"}  # type: ignore[union-attr]
-    elif g == "site.rack_power_kw":
-        return _rack_power_relaxation(oracle, lp, aset)
+        assert spec.site is not None
+        out.update({"from": spec.site.racks, "to": r.value, "unit": "rack", "change": _relative(spec.site.racks, r.value)})
     else:
-        qid = g[len("quotes."):-len(".max_nodes")]
-        r = oracle.minimize(active, lambda b: b.x[qid] if qid in b.x else 0)
-        if r is None:
-            return None
-        quote = oracle.universe.quote(qid)
-        to = r[0]
-        out = {"group": g, "from": quote.max_nodes, "to": to, "unit": "node",
-               "text": f"get {to} nodes from quote {qid} (it offers {quote.max_nodes})"}
-    bound = r[0] if g != "site.it_power_kw" else int(out["to"]) * 1000
-    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(QUANTITY[_kind(g)](lp, g), bound), lower="cost")
-    _v, _pair, b, solver = cheapest if cheapest is not None else r
-    out["plan"] = _plan_summary(b, solver, lp, aset)
+        quote = ctx.universe.quote(capacity_quote(g) or "")
+        out.update({"from": quote.max_nodes, "to": r.value, "unit": "node", "change": _relative(quote.max_nodes, r.value)})
+    bound = r.value if g != "site.it_power_kw" else int(out["to"]) * 1000
+    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost")
+    best: Minimum = cheapest if cheapest is not None else r
+    out["plan"] = plan_summary(ctx, best.model, best.outcome.solver.value)
     return out
 
 
-def _kind(g: str) -> str:
-    return "quote" if g.startswith("quotes.") else g
-
-
-QUANTITY: dict[str, Callable[[LoadedProblem, str], Callable[[Built], Any]]] = {
-    "budget.max_usd": lambda lp, g: (lambda b: b.cash) if lp.problem.budget.applies_to == "cash" else (lambda b: b.cost),
-    "schedule.deadline": lambda lp, g: (lambda b: b.finish),
-    "schedule.earliest_start": lambda lp, g: (lambda b: -b.start),
-    "site.it_power_kw": lambda lp, g: (lambda b: b.power_w),
-    "site.racks": lambda lp, g: (lambda b: b.racks),
-    "quote": lambda lp, g: (lambda b: b.x[g[len("quotes."):-len(".max_nodes")]]
-                            if g[len("quotes."):-len(".max_nodes")] in b.x else 0),
-}
-"""What each numeric group limits, as a model expression (the relaxation minimises it, then caps it)."""
-
-
-def _rack_power_relaxation(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionSet) -> dict[str, Any] | None:
-    """The smallest whole kW per rack that gives a plan: feasibility only changes where a rack starts to hold
-    one more node (k × node kW), so search those values, re-building the problem at each."""
-    site = lp.problem.site
+def _rack_power_relaxation(ctx: Context, oracle: PairOracle) -> dict[str, Any] | None:
+    """The smallest whole kW per rack that gives a plan: feasibility only changes where a rack starts to hold one
+    more node (k × node kW), so those values are searched, each a what-if of the problem (`with_sets`), solved by
+    the same engine at the same money unit."""
+    site = ctx.problem.spec.site
     assert site is not None
     cands = sorted({math.ceil(float(o.system.node_kw.value) * k - 1e-9)
                     for o in oracle.universe.options if o.mode == "buy"
                     for k in range(1, int(o.system.nodes_per_rack.value) + 1)
                     if float(o.system.node_kw.value) * k > site.rack_power_kw})
-    from .solve import SolveSettings, prepare
+    statuses: dict[int, str] = {}
+    oracles: dict[int, PairOracle] = {}
+    # Rack power only changes bought options, and with every other group enforced no other pair has a plan (the
+    # problem is infeasible), so only the buy pairs are rebuilt; their estimates do not depend on the site.
+    buy_pairs = {o.pair for o in oracle.universe.options if o.mode == "buy"}
 
-    def feasible(v: int) -> bool:
-        lp2 = load_problem(lp.source.file, lp.overrides + [f"site.rack_power_kw={v}"])
-        _cat, aset2, u2 = prepare(lp2, SolveSettings())
-        o2 = PairOracle(lp2, aset2, u2, oracle.unit)
-        return o2.feasible(o2.all_groups())
+    def status(v: int) -> str:
+        if v not in statuses:
+            problem = ctx.problem.with_sets([f"site.rack_power_kw={v}"])
+            o2 = PairOracle(prepare(problem, ctx.settings, unit=ctx.unit, engine=ctx.engine, only_pairs=buy_pairs,
+                                    estimates=ctx.estimates))
+            statuses[v] = o2.status(o2.all_groups())
+            oracles[v] = o2
+        return statuses[v]
 
-    lo, hi = 0, len(cands) - 1
-    if not cands or not feasible(cands[hi]):
+    if not cands or status(cands[-1]) != "feasible":
         return None
+    lo, hi = 0, len(cands) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if feasible(cands[mid]):
+        if status(cands[mid]) == "feasible":
             hi = mid
         else:
             lo = mid + 1
     to = cands[lo]
-    return {"group": "site.rack_power_kw", "from": site.rack_power_kw, "to": to, "unit": "kW",
-            "text": f"raise site.rack_power_kw from {site.rack_power_kw:g} to {to}"}
+    proven = all(st != "unknown" for st in statuses.values())
+    out: dict[str, Any] = {"group": "site.rack_power_kw", "from": site.rack_power_kw, "to": to, "unit": "kW",
+                           "proven": proven, "change": _relative(site.rack_power_kw, to)}
+    o2 = oracles[to]
+    cheapest = o2.minimize(o2.all_groups(), lambda b: b.cost, lower="cost")
+    if cheapest is not None:
+        out["plan"] = plan_summary(o2.ctx, cheapest.model, cheapest.outcome.solver.value)
+    return out
 
 
-def _drop(oracle: PairOracle, lp: LoadedProblem, aset: AssumptionSet, drop: list[str],
-          groups: list[str]) -> dict[str, Any] | None:
+def _drop(ctx: Context, oracle: PairOracle, drop: list[str], groups: list[str]) -> dict[str, Any] | None:
     r = oracle.minimize([h for h in groups if h not in drop], lambda b: b.cost, lower="cost")
     if r is None:
         return None
-    return {"drop": drop, "plan": _plan_summary(r[2], r[3], lp, aset)}
+    return {"drop": drop, "plan": plan_summary(ctx, r.model, r.outcome.solver.value)}
 
 
-def _weights(lp: LoadedProblem, universe: Universe, unit: int) -> dict[str, int]:
+def _weights(ctx: Context) -> dict[str, int]:
     """Integer weights so Σ weight × slack is the total relative change (in millionths of each limit)."""
-    p = lp.problem
+    spec, u, unit = ctx.problem.spec, ctx.universe, ctx.unit
     w: dict[str, int] = {}
-    if p.budget.max_usd is not None:
-        w["budget.max_usd"] = max(1, round(1e6 * unit / p.budget.max_usd))
-    if universe.deadline_day is not None:
-        span = max(1, universe.deadline_day - universe.earliest_day)
+    if spec.budget.max_usd is not None:
+        w["budget.max_usd"] = max(1, round(1e6 * unit / spec.budget.max_usd))
+    if u.deadline_day is not None:
+        span = max(1, u.deadline_day - u.earliest_day)
         w["schedule.deadline"] = max(1, round(1e6 / span))
         w["schedule.earliest_start"] = max(1, round(1e6 / span))
-    if p.site is not None:
-        w["site.it_power_kw"] = max(1, round(1e6 / (p.site.it_power_kw * 1000)))
-        w["site.racks"] = max(1, round(1e6 / p.site.racks))
-    for o in universe.options:
+    if spec.site is not None:
+        w["site.it_power_kw"] = max(1, round(1e6 / (spec.site.it_power_kw * 1000)))
+        w["site.racks"] = max(1, round(1e6 / spec.site.racks))
+    for o in u.options:
         for q in o.quotes:
-            w[f"quotes.{q.id}.max_nodes"] = max(1, round(1e6 / q.max_nodes))
+            w[capacity_group(q.id)] = max(1, round(1e6 / q.max_nodes))
     return w
 
 
-def combined_relaxation(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int,
-                        pairs: list[str] | None = None) -> dict[str, Any] | None:
+def combined_relaxation(ctx: Context, pairs: list[str] | None = None) -> dict[str, Any] | None:
     """Cheapest joint change of numeric limits (min Σ relative slack, then min cost), by pair."""
-    el = PairOracle(lp, aset, universe, unit, pairs=pairs, elastic=True)
-    weights = _weights(lp, universe, unit)
-    best: tuple[int, int, str, Built, Any] | None = None
+    el = PairOracle(ctx, pairs=pairs, elastic=True)
+    weights = _weights(ctx)
+    best: tuple[int, int, str, Built, Any, bool] | None = None
     for pair in el.items:
         b = el.model(pair)
         if not b.slacks:
@@ -203,91 +194,133 @@ def combined_relaxation(lp: LoadedProblem, aset: AssumptionSet, universe: Univer
         m.add_assumptions(list(b.lits.values()))
         total = sum(weights.get(g, 1) * s for g, s in b.slacks.items())
         m.minimize(total)
-        solver = optimisation_solver()
-        st = solver.solve(m)
-        if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        out = ctx.engine.solve(m, label=f"{pair}-combined")
+        if not out.has_solution:
             m.clear_assumptions()
             m.clear_objective()
             continue
-        tv = int(solver.value(total))
+        tv = out.value(total)
         cap = m.new_bool_var("phase2")
         m.add(total <= tv).only_enforce_if(cap)
         m.add_assumptions([cap])
         m.minimize(b.cost)
-        solver2 = optimisation_solver()
-        if solver2.solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            solver = solver2
+        out2 = ctx.engine.solve(m, label=f"{pair}-combined-cost")
+        proven = out.status == OPTIMAL and out2.status == OPTIMAL
+        if out2.has_solution:
+            out = out2
         m.clear_assumptions()
         m.clear_objective()
-        cv = int(solver.value(b.cost))
+        cv = out.value(b.cost)
         if best is None or (tv, cv, pair) < (best[0], best[1], best[2]):
-            best = (tv, cv, pair, b, solver)
+            best = (tv, cv, pair, b, out, proven)
     if best is None:
         return None
-    _tv, _cv, _pair, b, solver = best
-    p = lp.problem
-    changes = []
-    for g, s in sorted(b.slacks.items()):
-        v = int(solver.value(s))
-        if v <= 0:
-            continue
-        sched = p.schedule
-        if g == "budget.max_usd":
-            changes.append({"group": g, "from": p.budget.max_usd, "to": p.budget.max_usd + v * unit, "unit": "usd"})  # type: ignore[operator]
-        elif g == "schedule.deadline":
-            assert sched.deadline is not None
-            changes.append({"group": g, "from": sched.deadline.isoformat(),
-                            "to": (sched.deadline + timedelta(days=v)).isoformat(), "unit": "day"})
-        elif g == "schedule.earliest_start":
-            assert sched.earliest_start is not None
-            changes.append({"group": g, "from": sched.earliest_start.isoformat(),
-                            "to": (sched.earliest_start - timedelta(days=v)).isoformat(), "unit": "day"})
-        elif g == "site.it_power_kw":
-            changes.append({"group": g, "from": p.site.it_power_kw, "to": math.ceil(p.site.it_power_kw + v / 1000),  # type: ignore[union-attr]
-                            "unit": "kW"})
-        elif g == "site.racks":
-            changes.append({"group": g, "from": p.site.racks, "to": p.site.racks + v, "unit": "rack"})  # type: ignore[union-attr]
-        else:
-            qid = g[len("quotes."):-len(".max_nodes")]
-            q = universe.quote(qid)
-            changes.append({"group": g, "from": q.max_nodes, "to": q.max_nodes + v, "unit": "node"})
-    return {"changes": changes, "plan": _plan_summary(b, solver, lp, aset)}
+    _tv, _cv, _pair, b, out, proven = best
+    return {"changes": [_slack_change(ctx, g, out.value(s)) for g, s in sorted(b.slacks.items()) if out.value(s) > 0],
+            "plan": plan_summary(ctx, b, out.solver.value), "proven": proven}
 
 
-def explain(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, *,
-            max_alternatives: int = 5, oracle: PairOracle | None = None) -> dict[str, Any]:
+def _slack_change(ctx: Context, g: str, v: int) -> dict[str, Any]:
+    spec, unit = ctx.problem.spec, ctx.unit
+    sched = spec.schedule
+    if g == "budget.max_usd":
+        assert spec.budget.max_usd is not None
+        return {"group": g, "from": spec.budget.max_usd, "to": spec.budget.max_usd + v * unit, "unit": "usd"}
+    if g == "schedule.deadline":
+        assert sched.deadline is not None
+        return {"group": g, "from": sched.deadline.isoformat(), "to": (sched.deadline + timedelta(days=v)).isoformat(),
+                "unit": "day"}
+    if g == "schedule.earliest_start":
+        assert sched.earliest_start is not None
+        return {"group": g, "from": sched.earliest_start.isoformat(),
+                "to": (sched.earliest_start - timedelta(days=v)).isoformat(), "unit": "day"}
+    if g in ("site.it_power_kw", "site.racks"):
+        assert spec.site is not None
+        if g == "site.racks":
+            return {"group": g, "from": spec.site.racks, "to": spec.site.racks + v, "unit": "rack"}
+        return {"group": g, "from": spec.site.it_power_kw, "to": math.ceil(spec.site.it_power_kw + v / 1000),
+                "unit": "kW"}
+    q = ctx.universe.quote(capacity_quote(g) or "")
+    return {"group": g, "from": q.max_nodes, "to": q.max_nodes + v, "unit": "node"}
+
+
+def schedule_causes(ctx: Context, pairs: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per pair, the earliest its capacity can be ready and the earliest it can finish: over every node count
+    that its quotes can supply and that nothing but the schedule rules out (memory, site, policy, budget: the
+    point-local reasons of `model/screening.py`), training starts when enough of their capacity has arrived
+    (quotes in order of ready day) and not before the option is ready or the earliest start."""
+    u = ctx.universe
+    a = ctx.problem.assumptions.values
+    out = []
+    for pair in (pairs if pairs is not None else u.pairs()):
+        best: tuple[int, int, int, str] | None = None  # finish, ready, nodes, option
+        for o in u.subset(pair).options:
+            arrivals = sorted((option_quote_ready(q, o, a), q.max_nodes) for q in o.quotes)
+            first_ready = max(o.ready_day, arrivals[0][0])
+            for pt in o.points:
+                if not pt.workable or any(not (item & _SCHEDULE) for item in ctx.screen.violations(pt)):
+                    continue
+                have, ready = 0, None
+                for day, cap in arrivals:
+                    have += cap
+                    if have >= pt.n:
+                        ready = day
+                        break
+                if ready is None:
+                    continue
+                start = max(ready, o.ready_day, u.earliest_day)
+                cand = (start + pt.days, first_ready, pt.n, o.id)
+                if best is None or cand < best:
+                    best = cand
+        if best is not None:
+            finish, ready, nodes, option = best
+            out.append({"pair": pair, "option": option, "ready": (u.as_of + timedelta(days=ready)).isoformat(),
+                        "fastest_finish": (u.as_of + timedelta(days=finish)).isoformat(), "nodes": nodes})
+    out.sort(key=lambda c: (c["fastest_finish"], c["pair"]))
+    return out[:MAX_CAUSES]
+
+
+def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]:
     """The full explanation of an infeasible problem (or of a forced option, with a forcing oracle)."""
-    oracle = oracle or PairOracle(lp, aset, universe, unit)
+    oracle = oracle or PairOracle(ctx)
     groups = oracle.all_groups()
-    if oracle.feasible(groups):
+    first = oracle.status(groups)
+    if first == "feasible":
         return {"conflict": [], "conflict_detail": [], "relaxations": [], "alternatives": [], "combined": None,
-                "note": "feasible when re-checked"}
-    cover = covering_reason(lp, aset, universe, unit) if oracle.forced_fn is None else None
-    conflict = deletion_filter(oracle.feasible, groups, cover)
-    detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else GROUP_TEXT.get(g, g),
-               "where": universe.where(lp, g)} for g in conflict]
-    relaxations = []
-    alternatives = []
+                "proven": True, "note": "feasible when re-checked"}
+    cover = covering_reason(ctx, ctx.universe) if oracle.forced_fn is None else None
+    log.info("looking for a minimal conflict among %d constraints", len(groups))
+    found = deletion_filter(oracle.status, groups, cover)
+    proven = found.proven and first == "infeasible" and oracle.undecided == 0
+    conflict = list(found.groups)
+    detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else reason(g),
+               "where": where(ctx.problem, g)} for g in conflict]
+    relaxations: list[dict[str, Any]] = []
+    alternatives: list[dict[str, Any]] = []
     for g in conflict:
-        if _is_numeric(g):
-            r = _numeric_relaxation(oracle, lp, aset, g, groups)
+        log.info("relaxing %s", g)
+        if is_numeric(g):
+            r = _numeric_relaxation(ctx, oracle, g, groups)
             if r is not None:
                 relaxations.append(r)
                 alternatives.append({"drop": [g], "relax": {k: r[k] for k in ("from", "to", "unit")},
                                      "plan": r.get("plan")})
         else:
-            d = _drop(oracle, lp, aset, [g], groups)
+            d = _drop(ctx, oracle, [g], groups)
             if d is not None:
                 alternatives.append(d)
     if not alternatives:
-        for a, b in combinations(conflict, 2):
-            d = _drop(oracle, lp, aset, [a, b], groups)
+        for g1, g2 in combinations(conflict, 2):
+            d = _drop(ctx, oracle, [g1, g2], groups)
             if d is not None:
                 alternatives.append(d)
-            if len(alternatives) >= max_alternatives:
+            if len(alternatives) >= MAX_ALTERNATIVES:
                 break
-    combined = None
-    if not relaxations and oracle.forced_fn is None:
-        combined = combined_relaxation(lp, aset, universe, unit)
-    return {"conflict": conflict, "conflict_detail": detail, "relaxations": relaxations,
-            "alternatives": alternatives[:max_alternatives], "combined": combined}
+    relaxations.sort(key=lambda r: (r["change"], r["group"]))
+    combined = combined_relaxation(ctx) if not relaxations and oracle.forced_fn is None else None
+    out: dict[str, Any] = {"conflict": conflict, "conflict_detail": detail, "relaxations": relaxations,
+                           "alternatives": alternatives[:MAX_ALTERNATIVES], "combined": combined,
+                           "proven": proven}
+    if "schedule.deadline" in conflict:
+        out["causes"] = schedule_causes(ctx, sorted(oracle.items))
+    return out

@@ -3,25 +3,34 @@
 Either it cannot be part of any plan — then the answer is a minimal conflict of the user's groups with the target
 forced in (plus the single changes that would admit it) — or it can, but costs more: then its best plan, the
 cost difference line by line, and the break-even price of its main quote (the price at which it would be chosen),
-found by bisection on re-solves of that option alone.
+found by bisection on re-solves of that option alone. Each re-priced solve is a what-if of the validated problem
+(`Problem.with_quote`): nothing is re-read and no catalog object changes.
 """
 
 from __future__ import annotations
 
-import difflib
+import logging
+from dataclasses import dataclass
 from typing import Any
 
-from .assumptions import AssumptionSet
-from .catalog import Catalog, Quote
-from .cost import LINE_ORDER
-from .errors import InputError
-from .explain import PairOracle
-from .model import Built, cost_ceiling, needs_ceiling, objective
-from .options import EstimateCache, Option, Universe, build_universe
-from .plan import Plan
-from .problem import LoadedProblem
+from .. import collect
+from ..errors import InputError
+from ..estimate.cost import LINE_ORDER
+from ..estimate.options import EstimateCache, Option, Universe
+from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Catalog
+from ..inputs.names import did_you_mean
+from ..inputs.problem import Problem
+from ..model.builder import Built
+from ..model.objective import objective
+from ..solve.pipeline import Context, Forcing, SolveSettings, prepare, solve_pair, solve_problem
+from ..solve.plan import Plan, Result
+from .conflicts import PairOracle
 from .relax import explain
-from .solve import SolveSettings, prepare, solve_pair, solve_problem
+
+log = logging.getLogger(__name__)
+MODES = ("buy", "cloud", "managed")
+BREAK_EVEN_DOUBLINGS = 8
+"""How far above today's price the chosen plan's break-even search looks (2^8 = 256×) before saying it stays."""
 
 
 def resolve_target(target: str, cat: Catalog, universe: Universe) -> tuple[str, list[Option], str | None]:
@@ -34,17 +43,18 @@ def resolve_target(target: str, cat: Catalog, universe: Universe) -> tuple[str, 
         return "accelerator", [o for o in opts if o.accel.id == t], None
     if t in cat.systems:
         return "system", [o for o in opts if o.system.id == t], None
-    if t in ("buy", "cloud", "managed"):
+    if t in MODES:
         return "mode", [o for o in opts if o.mode == t], None
     if "/" in t:
         return "option", [o for o in opts if o.id == t or o.pair == t], None
-    names = sorted(set(cat.quotes) | set(cat.accelerators) | set(cat.systems) | {"buy", "cloud", "managed"})
-    hint = difflib.get_close_matches(t, names, n=1)
-    raise InputError(f"unknown id '{target}'" + (f"; did you mean '{hint[0]}'?" if hint else
-                     " (an accelerator, system, quote, mode, or system/mode)"), path="--why-not")
+    names = set(cat.quotes) | set(cat.accelerators) | set(cat.systems) | set(MODES)
+    hint = did_you_mean(t, names)
+    raise InputError(f"unknown id '{target}'" + (hint or " (an accelerator, system, quote, mode, or system/mode)"),
+                     origin="--why-not")
 
 
-def _forcer(options: list[Option], qid: str | None) -> Any:
+def forcing(options: list[Option], qid: str | None) -> Forcing:
+    """Constraints that make a model use the target: the quote (`qid`) or one of the options."""
     ids = {o.id for o in options}
 
     def forced(b: Built) -> list[Any]:
@@ -64,7 +74,7 @@ def _forcer(options: list[Option], qid: str | None) -> Any:
     return forced
 
 
-def _line_diff(target: Plan, chosen: Plan) -> list[dict[str, Any]]:
+def line_diff(target: Plan, chosen: Plan) -> list[dict[str, Any]]:
     rows = []
     for name in LINE_ORDER:
         a, b = target.lines.cost.get(name, 0.0), chosen.lines.cost.get(name, 0.0)
@@ -73,106 +83,134 @@ def _line_diff(target: Plan, chosen: Plan) -> list[dict[str, Any]]:
     return rows
 
 
-def _best_forced(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set[str], qid: str | None,
-                 ids: set[str], unit: int, horizon: int, settings: SolveSettings,
-                 priced: tuple[str, float] | None = None,
-                 estimates: EstimateCache | None = None) -> tuple[int, Plan] | None:
-    """Best plan using the target (forced quote `qid` or options `ids`); `priced` = (quote id, price) replaces
-    one quote's price for the break-even search."""
-    if priced is not None:
-        pid, price = priced
-        q = cat.quotes[pid]
-        field = {"buy": "price_usd", "cloud": "usd_per_gpu_hour", "managed": "usd_per_month"}[q.mode]
-        cat.quotes[pid] = q.model_copy(update={field: price})
-    try:
-        u = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired, only_pairs=pairs,
-                           estimates=estimates)
-    finally:
-        if priced is not None:
-            cat.quotes[priced[0]] = q
-    u.horizon = horizon
-    hi = cost_ceiling(lp, aset.values, u, unit) if needs_ceiling(lp) else None  # one scale for every pair
-    forced = _forcer([o for o in u.options if o.id in ids], qid)
-    protect = frozenset({qid}) if qid else frozenset()
-    best: tuple[int, Plan] | None = None
-    for pair in sorted(pairs):
-        st, plan, obj, _ = solve_pair(lp, aset, u.subset(pair), unit, hi, settings, tie_break=True, forced=forced,
-                                      protect=protect)
-        if plan is not None and obj is not None and (best is None or obj < best[0]):
-            best = (obj, plan)
-    return best
-
-
-def scores_no_worse(a: Plan, b: Plan, lp: LoadedProblem, horizon: int, unit: int) -> bool:
-    """Plan a scores at least as well as plan b under the problem's objective. Compared on one cost ceiling that
-    covers both, since the plans may come from models whose ceilings differ (a re-priced quote)."""
+def scores_no_worse(a: Plan, b: Plan, problem: Problem, horizon: int, unit: int) -> bool:
+    """Plan a scores at least as well as plan b under the problem's objective, compared on one cost ceiling that
+    covers both (the plans may come from models whose ceilings differ: a re-priced quote)."""
     hi = max(a.model_cost_units, b.model_cost_units)
 
     def score(p: Plan) -> int:
-        return int(objective(p.model_cost_units, (p.finish - lp.as_of).days, lp, horizon, hi, unit))
+        return int(objective(p.model_cost_units, (p.finish - problem.as_of).days, problem, horizon, hi, unit))
     return score(a) <= score(b)
 
 
-class Context:
-    """What every why-not question about one problem shares: catalog, assumptions, options and the plan."""
+@dataclass
+class Target:
+    """A why-not question resolved against the problem: the options it names and the quote it forces, if any."""
 
-    def __init__(self, lp: LoadedProblem, settings: SolveSettings) -> None:
-        self.estimates: EstimateCache = {}  # shared by every re-priced universe of this problem
-        self.cat, self.aset, self.universe = prepare(lp, settings, self.estimates)
-        self.main = solve_problem(lp, SolveSettings(time_limit=settings.time_limit,
-                                                    allow_expired=settings.allow_expired,
-                                                    extra_quotes=settings.extra_quotes, alternatives=False),
-                                  prepared=(self.cat, self.aset, self.universe))
+    name: str
+    kind: str
+    options: list[Option]
+    quote: str | None
+
+    @property
+    def pairs(self) -> set[str]:
+        return {o.pair for o in self.options}
+
+    @property
+    def ids(self) -> set[str]:
+        return {o.id for o in self.options}
 
 
-def why_not(lp: LoadedProblem, target: str, settings: SolveSettings | None = None,
-            context: Context | None = None) -> dict[str, Any]:
-    settings = settings or SolveSettings()
-    ctx = context or Context(lp, settings)
-    cat, aset, universe = ctx.cat, ctx.aset, ctx.universe
-    kind, options, qid = resolve_target(target, cat, universe)
-    out: dict[str, Any] = {"target": target, "kind": kind}
-    if not options:
-        reasons = [e.reasons[0] for e in universe.static_excluded
-                   if e.option == target or e.option.startswith(target + "/") or e.option.split("/")[0] == target]
-        if qid is not None:
-            q: Quote = cat.quotes[qid]
-            reasons = reasons or ([f"quote {qid} expired on {q.valid_until} (use --allow-expired)"]
-                                  if q.expired(lp.as_of) else [])
+class WhyNot:
+    """What every why-not question about one problem shares: the prepared problem, its solved plan, and the memory
+    and time estimates that every re-priced variant reuses."""
+
+    def __init__(self, problem: Problem, settings: SolveSettings, ctx: Context | None = None,
+                 main: Result | None = None) -> None:
+        self.estimates: EstimateCache = {}
+        self.ctx = ctx or prepare(problem, settings, estimates=self.estimates)
+        self.problem = problem
+        self.settings = settings
+        self.main = main or solve_problem(problem, settings, self.ctx)
+
+    def best_forced(self, t: Target, repriced: tuple[str, float] | None = None) -> tuple[int, Plan] | None:
+        """Best plan that uses the target; `repriced` = (quote id, price) replaces one quote's price (a what-if)."""
+        problem = self.problem
+        if repriced is not None:
+            qid, price = repriced
+            problem = problem.with_quote(qid, {PRICE_FIELDS[problem.catalog.quotes[qid].mode]: price},
+                                         origin="break-even search")
+        ctx = prepare(problem, self.settings, estimates=self.estimates, only_pairs=t.pairs, unit=self.ctx.unit,
+                      engine=self.ctx.engine)
+        hi = ctx.cost_hi()
+        forced = forcing([o for o in ctx.universe.options if o.id in t.ids], t.quote)
+        protect = frozenset({t.quote}) if t.quote else frozenset()
+        best: tuple[int, Plan] | None = None
+        for pair in sorted(t.pairs):
+            out = solve_pair(ctx, ctx.universe.subset(pair), hi, tie_break=True, forced=forced, protect=protect)
+            if out.plan is not None and out.objective is not None and (best is None or out.objective < best[0]):
+                best = (out.objective, out.plan)
+        return best
+
+    @collect.paused()
+    def ask(self, target: str) -> dict[str, Any]:
+        ctx = self.ctx
+        kind, options, qid = resolve_target(target, self.problem.catalog, ctx.universe)
+        out: dict[str, Any] = {"target": target, "kind": kind}
+        if not options:
+            out.update(status="excluded", reasons=self._static_reasons(target, kind, qid))
+            return out
+        t = Target(target, kind, options, qid)
+        oracle = PairOracle(ctx, pairs=sorted(p for p in ctx.universe.pairs() if p in t.pairs),
+                            forced=forcing(options, qid))
+        if oracle.status(oracle.all_groups()) != "feasible":
+            expl = explain(ctx, oracle=oracle)
+            expl["subject"] = target
+            out.update(status="infeasible", explanation=expl)
+            return out
+        best = self.best_forced(t)
+        assert best is not None
+        _obj, plan = best
+        chosen = self.main.plan
+        if chosen is None or self.main.objective is None:
+            out.update(status="feasible", plan=plan)
+            return out
+        chosen_uses = (qid in {q.id for q in chosen.quotes}) if qid else (chosen.option in t.ids)
+        out.update(status="chosen" if chosen_uses else "more_expensive", plan=plan, chosen=chosen,
+                   delta_usd=plan.total_cost - chosen.total_cost, lines=line_diff(plan, chosen))
+        if not chosen_uses:
+            main_quote = max(plan.quotes, key=lambda q: (q.nodes, q.id))
+            out["break_even"] = self.break_even(t, main_quote.id, chosen)
+        return out
+
+    def _static_reasons(self, target: str, kind: str, qid: str | None) -> list[str]:
+        u, cat = self.ctx.universe, self.problem.catalog
+        reasons = [e.reason for e in u.static_excluded
+                   if target in (e.option, e.accelerator) or e.option.startswith(target + "/")]
+        if qid is not None and not reasons:
+            q = cat.quotes[qid]
+            if q.expired(self.problem.as_of):
+                reasons.append(f"quote {qid} expired on {q.valid_until} (use --allow-expired)")
+            elif q.not_yet_quoted(self.problem.as_of):
+                reasons.append(f"quote {qid} is dated {q.quoted_on}, after as_of {self.problem.as_of}")
         if kind == "accelerator":
-            for e in universe.static_excluded:
-                sys_acc = e.option.split("/")[0]
-                if sys_acc in cat.systems and cat.systems[sys_acc].accelerator == target:
-                    reasons.append(f"{e.option}: {e.reasons[0]}")
-        out.update(status="excluded", reasons=reasons or ["no quote: nothing in the catalogs offers it"])
-        return out
-    main = ctx.main
-    unit = main.unit
-    ids = {o.id for o in options}
-    pairs = {o.pair for o in options}
-    oracle = PairOracle(lp, aset, universe, unit, pairs=sorted(p for p in universe.pairs() if p in pairs),
-                        forced=_forcer(options, qid))
-    if not oracle.feasible(oracle.all_groups()):
-        expl = explain(lp, aset, universe, unit, oracle=oracle)
-        expl["subject"] = target
-        out.update(status="infeasible", explanation=expl)
-        return out
-    best = _best_forced(lp, aset, cat, pairs, qid, ids, unit, universe.horizon, settings, estimates=ctx.estimates)
-    assert best is not None
-    obj, plan = best
-    chosen = main.plan
-    if chosen is None or main.objective is None:
-        out.update(status="feasible", plan=plan)
-        return out
-    chosen_uses = (qid in {q.id for q in chosen.quotes}) if qid else (chosen.option in ids)
-    out.update(status="chosen" if chosen_uses else "more_expensive", plan=plan, chosen=chosen,
-               delta_usd=plan.total_cost - chosen.total_cost, lines=_line_diff(plan, chosen))
-    if chosen_uses:
-        return out
-    main_quote = max(plan.quotes, key=lambda q: (q.nodes, q.id))
-    out["break_even"] = _break_even(lp, aset, cat, pairs, main_quote.id, ids, unit,
-                                    universe.horizon, chosen, settings, qid, ctx.estimates)
-    return out
+            reasons += [f"{e.option}: {e.reason}" for e in u.static_excluded
+                        if e.system is not None and e.accelerator == target]
+        return reasons or ["no quote: nothing in the catalogs offers it"]
+
+    def break_even(self, t: Target, quote_id: str, chosen: Plan) -> dict[str, Any]:
+        """Highest price of `quote_id` at which the target's best plan scores at least as well as today's plan."""
+        q = self.problem.catalog.quotes[quote_id]
+        step = price_step(q.mode)
+        horizon, unit = self.ctx.universe.horizon, self.ctx.unit
+
+        def wins(price: float) -> bool:
+            log.info("break-even search: %s at %.2f", quote_id, price)
+            r = self.best_forced(t, (quote_id, price))
+            return r is not None and scores_no_worse(r[1], chosen, self.problem, horizon, unit)
+
+        floor = step if q.mode == "cloud" else 0.0
+        if not wins(floor):
+            return {"quote": quote_id, "price": None, "current": q.price,
+                    "note": "does not win even at (almost) zero price: its other costs or dates lose"}
+        lo, _hi = bisect_price(floor, q.price, step, wins)
+        return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": PRICE_UNITS[q.mode],
+                "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
+
+
+def price_step(mode: str) -> float:
+    """The resolution of a break-even price: a cent per GPU-hour, a dollar per node or node-month."""
+    return 0.01 if mode == "cloud" else 1.0
 
 
 def bisect_price(lo: float, hi: float, step: float, holds: Any) -> tuple[float, float]:
@@ -189,21 +227,6 @@ def bisect_price(lo: float, hi: float, step: float, holds: Any) -> tuple[float, 
     return lo, hi
 
 
-def _break_even(lp: LoadedProblem, aset: AssumptionSet, cat: Catalog, pairs: set[str], quote_id: str,
-                ids: set[str], unit: int, horizon: int, chosen: Plan, settings: SolveSettings,
-                qid: str | None, estimates: EstimateCache) -> dict[str, Any]:
-    """Highest price of `quote_id` at which the target's best plan scores at least as well as today's plan."""
-    q = cat.quotes[quote_id]
-    step = 0.01 if q.mode == "cloud" else 1.0
-
-    def wins(price: float) -> bool:
-        r = _best_forced(lp, aset, cat, pairs, qid, ids, unit, horizon, settings, (quote_id, price), estimates)
-        return r is not None and scores_no_worse(r[1], chosen, lp, horizon, unit)
-
-    if not wins(0.0 if q.mode != "cloud" else step):
-        return {"quote": quote_id, "price": None, "current": q.price,
-                "note": "does not win even at (almost) zero price: its other costs or dates lose"}
-    lo, _hi = bisect_price(0.0 if q.mode != "cloud" else step, q.price, step, wins)
-    return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": {
-        "buy": "usd per node", "cloud": "usd per GPU-hour", "managed": "usd per node-month"}[q.mode],
-        "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
+def why_not(problem: Problem, target: str, settings: SolveSettings | None = None,
+            context: WhyNot | None = None) -> dict[str, Any]:
+    return (context or WhyNot(problem, settings or SolveSettings())).ask(target)

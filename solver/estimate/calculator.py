@@ -10,11 +10,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .assumptions import Assumptions
-from .catalog import Catalog, System
+from ..errors import InputError
+from ..inputs.assumptions import Assumptions
+from ..inputs.catalog import Catalog, System
+from ..inputs.names import did_you_mean
+from ..inputs.units import parse_quantity
 from .compute import estimate_time, training_flops, utilisation
-from .errors import InputError
-from .memory import RECOMPUTE_ORDER, adapter_params, capacity_cards, memory_per_gpu, min_gpus, model_shape, states_bytes_total
+from .memory import adapter_params, capacity_cards, fit_memory, min_gpus, model_shape, states_bytes_total
 
 
 @dataclass
@@ -34,20 +36,29 @@ class EstimateInput:
     lora_rank: int | None = None
 
 
+def parse_count(value: str, option: str, example: str) -> float:
+    """A positive count from the command line (`70B`, `15T`); errors name the option."""
+    try:
+        x = parse_quantity(value, example)
+    except ValueError as exc:
+        raise InputError(str(exc), origin=option) from None
+    if x <= 0:
+        raise InputError(f"expected a positive number like {example}", origin=option)
+    return x
+
+
 def pick_system(cat: Catalog, accelerator: str, gpus: int, system: str | None = None) -> System:
     if accelerator not in cat.accelerators:
-        import difflib
-        hint = difflib.get_close_matches(accelerator, sorted(cat.accelerators), n=1)
-        raise InputError(f"unknown accelerator '{accelerator}'" + (f"; did you mean '{hint[0]}'?" if hint else ""),
-                         path="--accelerator")
+        raise InputError(f"unknown accelerator '{accelerator}'" + did_you_mean(accelerator, cat.accelerators),
+                         origin="--accelerator")
     candidates = sorted((s for s in cat.systems.values() if s.accelerator == accelerator), key=lambda s: (s.per_node, s.id))
     if system is not None:
         if system not in cat.systems or cat.systems[system].accelerator != accelerator:
             raise InputError(f"system '{system}' does not carry {accelerator} "
-                             f"(systems: {', '.join(s.id for s in candidates) or 'none'})", path="--system")
+                             f"(systems: {', '.join(s.id for s in candidates) or 'none'})", origin="--system")
         return cat.systems[system]
     if not candidates:
-        raise InputError(f"no system in the catalog carries {accelerator}", path="--accelerator")
+        raise InputError(f"no system in the catalog carries {accelerator}", origin="--accelerator")
     filled = [s for s in candidates if s.per_node <= gpus and gpus % s.per_node == 0]
     return filled[-1] if filled else candidates[0]
 
@@ -56,15 +67,12 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
     system = pick_system(cat, inp.accelerator, inp.gpus, inp.system)
     accel = cat.accelerators[system.accelerator]
     if inp.gpus < 1:
-        raise InputError("expected at least 1 GPU", path="--gpus")
+        raise InputError("expected at least 1 GPU", origin="--gpus")
     nodes = math.ceil(inp.gpus / system.per_node)
     shape = model_shape(inp.params, a.memory, inp.layers, inp.hidden)
-    levels = RECOMPUTE_ORDER if inp.recompute == "auto" else (inp.recompute,)
-    ests = [memory_per_gpu(params=inp.params, gpus=inp.gpus, per_node=system.per_node,
-                           available_gb=float(accel.memory_gb.value), method=inp.method, optimizer=inp.optimizer,
-                           seq_len=inp.seq_len, recompute=lv, shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
-            for lv in levels]
-    mem = next((e for e in ests if e.fits), ests[-1])
+    mem = fit_memory(recompute=inp.recompute, params=inp.params, gpus=inp.gpus, per_node=system.per_node,
+                     available_gb=float(accel.memory_gb.value), method=inp.method, optimizer=inp.optimizer,
+                     seq_len=inp.seq_len, shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
     mg = min_gpus(params=inp.params, per_node=system.per_node, available_gb=float(accel.memory_gb.value),
                   method=inp.method, optimizer=inp.optimizer, seq_len=inp.seq_len, recompute=inp.recompute,
                   shape=shape, mem=a.memory, lora_rank=inp.lora_rank)

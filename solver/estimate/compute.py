@@ -1,6 +1,6 @@
 """Training compute and wall time: FLOPs, achieved utilisation, scale-out efficiency, failure overhead.
 
-Formulas (sources in `../shared/reference/formulas.md` and `calibration.md`):
+Formulas:
 - Executed FLOPs: 6·P·T for training (Kaplan/Chinchilla, forward 2PT + backward 4PT) plus the attention
   term 12·L·h·s per token (llm-foundry / PaLM MFU convention); ×4/3 with full recompute (one extra forward,
   the NeMo / llm-analysis 8·P·T). LoRA/QLoRA skip the weight-gradient GEMMs of the frozen base: ≈ 4·P·T
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .assumptions import Assumptions, ComputeA, ScaleOut
+from ..inputs.assumptions import Assumptions, ComputeA, ScaleOut
 
 LORA_METHODS = ("lora", "qlora")
 
@@ -60,10 +60,12 @@ class Utilisation:
     precision: float
     method: float
     rules: float
+    cap: float
 
     @property
     def value(self) -> float:
-        return min(0.95, self.base * self.class_factor * self.size * self.seq * self.precision * self.method
+        """The product of the factors, capped (`compute.max_mfu`: no stack sustains its dense peak)."""
+        return min(self.cap, self.base * self.class_factor * self.size * self.seq * self.precision * self.method
                    * self.rules)
 
 
@@ -73,7 +75,7 @@ def utilisation(*, software: str, accel_class: str, params: float, seq_len: int,
     fp8 = c.fp8_factor if (precision == "fp8" and has_fp8) else 1.0
     return Utilisation(base=c.mfu_base[software], class_factor=c.class_factor[accel_class],  # type: ignore[index]
                        size=size_factor(params, c), seq=seq_factor(seq_len, c), precision=fp8,
-                       method=c.lora_factor if method in LORA_METHODS else 1.0, rules=rule_factor)
+                       method=c.lora_factor if method in LORA_METHODS else 1.0, rules=rule_factor, cap=c.max_mfu)
 
 
 def scale_out_efficiency(nodes: int, per_node: int, gpus: int, net: ScaleOut) -> float:

@@ -19,15 +19,16 @@ Line items (all dollars):
   delivery_slip     (p90 − p50 lead time) × delay cost per day, for the slowest quote used
   consumer_risk     % of hardware for consumer cards (no ECC, datacenter use voids warranty; seed 000)
   estimate_price    % of quote-derived cost resting on an estimated price
-Sources: formulas.md 3.6 (cloud = rate × hours; Bud TCO energy term), hardware-facts.md 5 (depreciation,
-network share), seed 001 ("cost per successful checkpoint" includes engineer time to recover failures).
+Sources (catalogs/bibliography.yaml): the assumptions each figure comes from carry theirs; the structure follows
+[seed-001] ("cost per successful checkpoint" includes engineer time to recover failures) and the usual cloud
+bill (rate × hours) and TCO energy term (IT kW × PUE × hours × tariff).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .assumptions import MoneyA
+from ..inputs.assumptions import MoneyA
 
 HOURS_PER_MONTH = 730.0
 RISK_LINES = ("delivery_slip", "consumer_risk", "estimate_price")

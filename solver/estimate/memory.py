@@ -1,6 +1,6 @@
 """Memory per accelerator: model states + activations + framework overhead, plus headroom.
 
-Conventions (sources in `../shared/reference/formulas.md`):
+Conventions:
 - Model states use the ZeRO convention, bytes/param from `assumptions.memory.states_bytes_per_param`
   (bf16 AdamW: 2 weights + 2 grads + 12 fp32 master/m/v = 16 B/param), fully sharded across all N ranks
   (ZeRO-3 / FSDP FULL_SHARD, with tensor parallelism inside the node): states/GPU = B·P/N.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .assumptions import MemoryA
+from ..inputs.assumptions import MemoryA
 
 GB = 1e9
 
@@ -113,16 +113,28 @@ def memory_per_gpu(*, params: float, gpus: int, per_node: int, available_gb: flo
 
 
 RECOMPUTE_ORDER = ("none", "selective", "full")
+"""Recomputation levels from least to most: each stores less activation memory and executes more FLOPs."""
 
 
-def choose_recompute(requested: str, fits: "dict[str, bool]") -> str:
-    """`auto` picks the least recomputation that fits (full recompute costs 8PT instead of 6PT)."""
-    if requested != "auto":
-        return requested
-    for level in RECOMPUTE_ORDER:
-        if fits[level]:
-            return level
-    return "full"
+def levels(requested: str) -> tuple[str, ...]:
+    """The levels `requested` allows: `auto` tries all of them, least recomputation first."""
+    return RECOMPUTE_ORDER if requested == "auto" else (requested,)
+
+
+def fit_memory(*, recompute: str, params: float, gpus: int, per_node: int, available_gb: float, method: str,
+               optimizer: str, seq_len: int, shape: Shape, mem: MemoryA, lora_rank: int | None = None,
+               flash_attention: bool = True) -> MemoryEstimate:
+    """Memory per GPU at the recomputation `recompute` asks for; for `auto`, the least recomputation that fits
+    (full recomputation costs 8PT instead of 6PT), or the most when none fits. The one place `auto` is decided."""
+    est: MemoryEstimate | None = None
+    for level in levels(recompute):
+        est = memory_per_gpu(params=params, gpus=gpus, per_node=per_node, available_gb=available_gb, method=method,
+                             optimizer=optimizer, seq_len=seq_len, recompute=level, shape=shape, mem=mem,
+                             lora_rank=lora_rank, flash_attention=flash_attention)
+        if est.fits:
+            return est
+    assert est is not None
+    return est
 
 
 def min_gpus(*, params: float, per_node: int, available_gb: float, method: str, optimizer: str, seq_len: int,
@@ -130,11 +142,9 @@ def min_gpus(*, params: float, per_node: int, available_gb: float, method: str, 
              flash_attention: bool = True, limit: int = 10_000_000) -> int | None:
     """Smallest N whose per-GPU requirement fits; memory per GPU never grows with N, so search is monotone."""
     def fits(n: int) -> bool:
-        levels = RECOMPUTE_ORDER if recompute == "auto" else (recompute,)
-        return any(memory_per_gpu(params=params, gpus=n, per_node=per_node, available_gb=available_gb,
-                                  method=method, optimizer=optimizer, seq_len=seq_len, recompute=lv,
-                                  shape=shape, mem=mem, lora_rank=lora_rank,
-                                  flash_attention=flash_attention).fits for lv in levels)
+        return fit_memory(recompute=recompute, params=params, gpus=n, per_node=per_node, available_gb=available_gb,
+                          method=method, optimizer=optimizer, seq_len=seq_len, shape=shape, mem=mem,
+                          lora_rank=lora_rank, flash_attention=flash_attention).fits
 
     if not fits(limit):
         return None

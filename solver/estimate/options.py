@@ -2,28 +2,32 @@
 
 An *option* is a system bought, rented or contracted (e.g. `dgx-b200/buy`), with the quotes that offer it.
 A *point* is an option at n nodes: memory per GPU, wall time, power, racks and cost lines, all computed here
-by the pure estimators so that the CP-SAT model only selects among constants (one-hot, linear; see
-`../shared/reference/cp-sat-notes.md` §1.4). Options that cannot be modelled at all (no quote, every quote
-expired, buying without a site) are returned as static exclusions with their reason.
+by the pure estimators so that the CP-SAT model only selects among constants (a one-hot over points with
+linear side constraints). Options that cannot be modelled at all (no quote, every quote expired, buying without
+a site) are returned as static exclusions with their reason.
+
+Everything here is a pure function of a `Problem`: the universe and its points are never changed after they are
+built, and later stages keep what they derive from them in their own structures.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Callable, Iterator, Mapping
+from functools import cached_property
+from typing import Any
 
-from .assumptions import Assumptions, Porting
-from .catalog import Accelerator, Catalog, Quote, System
+from .. import collect
+from ..inputs.assumptions import Assumptions, Porting
+from ..inputs.catalog import Accelerator, Quote, System
+from ..inputs.problem import Problem
+from ..inputs.rules import adjustments, option_attrs
+from ..inputs.spec import ProblemSpec
 from .compute import TimeEstimate, estimate_time, training_flops, utilisation
 from .cost import Lines, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
-from .errors import InputError
-from .memory import (RECOMPUTE_ORDER, MemoryEstimate, Shape, adapter_params, memory_per_gpu, model_shape)
-from .problem import LoadedProblem, Problem
-from .rules import matches_attrs, matches_point, referenced_names
-from .yamlsrc import path_str
+from .memory import MemoryEstimate, Shape, adapter_params, fit_memory, model_shape
 
 
 PriceKey = tuple[float, bool]
@@ -110,8 +114,10 @@ class PerNode(Mapping[str, Lines]):
         return pick(vals)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Point:
+    """An option at `n` nodes: what it needs and what it costs (per node of each quote, and per plan)."""
+
     option: "Option"
     n: int
     gpus: int
@@ -121,19 +127,19 @@ class Point:
     power_kw: float
     racks_physical: int
     racks_with_power: int | None
-    fixed_make: Callable[[], Lines]
     per_node: PerNode
     mfu_rule_factor: float
-    violations: list[frozenset[str]] | None = None
-    excluded: bool | None = None
-    _fixed: Lines | None = None
+    _fixed_make: Callable[[], Lines] = field(repr=False)
 
-    @property
+    @cached_property
     def fixed(self) -> Lines:
         """Per-plan lines (porting, operations), computed on first use like the per-node lines."""
-        if self._fixed is None:
-            self._fixed = self.fixed_make()
-        return self._fixed
+        return self._fixed_make()
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(option id, node count): unique within a universe, the key later stages index their own data by."""
+        return (self.option.id, self.n)
 
     @property
     def fits(self) -> bool:
@@ -144,62 +150,66 @@ class Point:
         return self.time is not None
 
 
-@dataclass
+@dataclass(eq=False)
 class Option:
+    """A system bought, rented or contracted, with the quotes that offer it and its points (ascending n).
+
+    Built once by `build_universe` and not changed afterwards (points refer back to their option, so the list is
+    filled during construction)."""
+
     id: str
     system: System
     accel: Accelerator
     mode: str
-    quotes: list[Quote]
-    attrs: dict[str, Any]
+    quotes: tuple[Quote, ...]
+    attrs: Mapping[str, Any]
     porting: Porting
     ready_day: int
     ready_reason: str
     points: list[Point] = field(default_factory=list)
-    static_violations: Any = None
-    ceilings: dict[int, int] = field(default_factory=dict)  # money unit -> max cost of a point (model.cost_ceiling)
-    memo: dict[Any, Any] = field(default_factory=dict)  # derived per-option data (bounds.py)
 
     @property
     def pair(self) -> str:
         return f"{self.accel.id}/{self.mode}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Excluded:
-    option: str
-    reasons: list[str]
+    """What cannot be modelled at all, before any solve: an accelerator without a usable quote, or a system and mode
+    (`option`) that cannot be bought or run at any size."""
+
+    accelerator: str
+    mode: str | None
+    system: str | None
+    reason: str
+
+    @property
+    def option(self) -> str:
+        return f"{self.system}/{self.mode}" if self.system else self.accelerator
 
 
-@dataclass
+@dataclass(frozen=True)
 class Universe:
-    """Everything the model chooses from, plus what was excluded before modelling and why."""
+    """Everything the model chooses from, plus what was excluded before modelling and why.
 
-    options: list[Option]
-    static_excluded: list[Excluded]
-    expired: list[Quote]
+    `horizon` bounds every start and finish day of any plan (see `calendar_horizon`); it depends on the catalog's
+    lead times and the rules, not on prices or on which pairs were built, so re-priced and partial universes of a
+    problem share it."""
+
+    options: tuple[Option, ...]
+    static_excluded: tuple[Excluded, ...]
+    expired: tuple[Quote, ...]
+    not_yet_quoted: tuple[Quote, ...]
     shape: Shape
     as_of: date
     earliest_day: int
     deadline_day: int | None
     horizon: int
-    origins: dict[str, str] = field(default_factory=dict)
-
-    def where(self, lp: LoadedProblem, gid: str) -> str:
-        """file:line of a group: the problem file, or the catalog file for a quote's capacity."""
-        parts = gid.split(".")
-        if parts[0] == "quotes" and len(parts) >= 3:
-            return self.origins.get(".".join(parts[1:-1]), "catalog")
-        if parts[0] == "rules":
-            for i, r in enumerate(lp.problem.rules):
-                if r.name == ".".join(parts[1:]):
-                    return lp.where(("rules", i))
-        return lp.where(tuple(parts[:2]) if parts[0] != "workload" else ("workload",))
 
     def subset(self, pair: str) -> "Universe":
         """The same problem restricted to one accelerator/mode pair (for runners-up and exclusions)."""
-        return Universe([o for o in self.options if o.pair == pair], [], self.expired, self.shape, self.as_of,
-                        self.earliest_day, self.deadline_day, self.horizon, self.origins)
+        return Universe(tuple(o for o in self.options if o.pair == pair), (), self.expired, self.not_yet_quoted,
+                        self.shape, self.as_of, self.earliest_day, self.deadline_day, self.horizon)
 
     def pairs(self) -> list[str]:
         return sorted({o.pair for o in self.options if any(pt.workable for pt in o.points)})
@@ -211,153 +221,177 @@ class Universe:
                     return q
         raise KeyError(qid)
 
-
-def node_grid(a: Assumptions) -> list[int]:
-    g = a.node_grid
-    counts = list(range(1, min(g.fine_until, g.max_nodes) + 1))
-    n = counts[-1]
-    while n < g.max_nodes:
-        step = g.step_until_512 if n < 512 else g.step_until_max
-        n = (n // step + 1) * step
-        if n <= g.max_nodes:
-            counts.append(n)
-    return counts
+    def points(self) -> Iterator[Point]:
+        for o in self.options:
+            yield from o.points
 
 
-def check_references(lp: LoadedProblem, cat: Catalog) -> None:
-    """Ids in policy and rules must exist in the catalog: a typo must not silently match nothing."""
-    p = lp.problem
-    known: dict[str, list[str]] = {
-        "accelerator": sorted(cat.accelerators), "system": sorted(cat.systems), "quote": sorted(cat.quotes),
-        "vendor": sorted({a.vendor for a in cat.accelerators.values()}),
-        "class": ["consumer", "workstation", "datacenter", "tpu", "wafer"], "mode": ["buy", "cloud", "managed"],
-        "cooling": ["air", "liquid"], "software": ["cuda", "rocm", "xla", "cerebras", "synapse"],
-        "network": sorted({s.network for s in cat.systems.values()}),
-    }
-
-    def check(kind: str, value: str, path: tuple[Any, ...]) -> None:
-        if value.lower() not in [k.lower() for k in known[kind]]:
-            hint = difflib.get_close_matches(value, known[kind], n=1)
-            raise lp.source.error(path, f"unknown {kind} '{value}'" + (f"; did you mean '{hint[0]}'?" if hint else ""))
-
-    for key in ("include", "exclude"):
-        for i, v in enumerate(getattr(p.policy.accelerators, key)):
-            check("accelerator", v, ("policy", "accelerators", key, i))
-        for i, v in enumerate(getattr(p.policy.vendors, key)):
-            check("vendor", v, ("policy", "vendors", key, i))
-    for r_i, rule in enumerate(p.rules):
-        for kind, values in referenced_names(rule).items():
-            for v in values:
-                check(kind, v, ("rules", r_i, "when", kind))
+def quote_ready_day(q: Quote, accel_class: str, mode: str, a: Assumptions) -> int:
+    """Days after as_of when this quote's capacity is usable (lead time at the confidence, plus install)."""
+    install = a.install_days[accel_class] if mode == "buy" else 0.0  # type: ignore[index]
+    return math.ceil(q.lead_days(a.confidence) + install)
 
 
-def _attrs(system: System, accel: Accelerator, mode: str) -> dict[str, Any]:
-    return {"accelerator": accel.id, "system": system.id, "vendor": accel.vendor, "class": accel.cls,
-            "mode": mode, "ecc": bool(accel.ecc.value), "cooling": system.cooling, "software": accel.software,
-            "network": system.network}
+def option_quote_ready(q: Quote, o: Option, a: Assumptions) -> int:
+    return quote_ready_day(q, o.accel.cls, o.mode, a)
 
 
-def _rule_mfu_factor(p: Problem, attrs: dict[str, Any], gpus: int, nodes: int, power_kw: float) -> float:
-    factor = 1.0
-    for rule in p.rules:
-        then = rule.then
-        if isinstance(then, str) or then.mfu_factor is None or rule.when.quote is not None:
+def calendar_horizon(problem: Problem, usable: list[Quote], ready_days: list[int]) -> int:
+    """A day no plan's start or finish can reach: the latest readiness (earliest start, accelerator availability,
+    porting, every usable quote's lead time and install), plus every delay rules can add, plus the longest run
+    any point may have (`max_training_days`; longer points are unworkable), plus one. Independent of prices and of
+    which options are built, so every model of a problem counts days on the same calendar."""
+    spec, a = problem.spec, problem.assumptions.values
+    earliest = (problem.earliest_start - problem.as_of).days
+    cat = problem.catalog
+    accels = {cat.systems[q.system].accelerator for q in usable}
+    ready = [earliest, *ready_days, *(_option_ready(cat.accelerators[x], problem, a)[0] for x in accels)]
+    delays = sum(math.ceil(r.then.delay_days) for r in spec.rules
+                 if not isinstance(r.then, str) and r.then.delay_days)
+    horizon = max(ready) + delays + math.ceil(a.max_training_days) + 1
+    if spec.schedule.deadline is not None:
+        horizon = max(horizon, (spec.schedule.deadline - problem.as_of).days + 1)
+    return horizon
+
+
+def _option_ready(accel: Accelerator, problem: Problem, a: Assumptions) -> tuple[int, str]:
+    """(day, reason): the accelerator must be available and the software ported before training can start."""
+    porting = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
+    avail_day = max(0, (accel.available_from.value - problem.as_of).days)
+    ready_day = max(math.ceil(porting.delay_days), avail_day)
+    reason = ("porting" if porting.delay_days >= avail_day and porting.delay_days > 0 else
+              "available_from" if avail_day > 0 else "now")
+    return ready_day, reason
+
+
+Estimates = dict[tuple[int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
+EstimateCache = dict[tuple[System, Accelerator], Estimates]
+"""Memory and time of a system at (node count, rule MFU factor), for one workload and one set of assumptions.
+They depend on the system and its accelerator (compared by value), not on the mode, prices, site or limits, so
+the options of a system, and every what-if of a problem that keeps its workload and assumptions, share them."""
+
+SHARED_ESTIMATES = 8
+"""Workload-and-assumption combinations whose estimates a process keeps (`shared_estimates`): a command's
+what-ifs reuse one or two; a test run visits a few dozen problems in turn."""
+_SHARED: dict[tuple[str, str], EstimateCache] = {}
+
+
+def shared_estimates(problem: Problem) -> EstimateCache:
+    """The estimate cache for this problem's workload and assumptions, kept per process (least recently used out).
+
+    Estimates are pure functions of the workload, the assumptions, the system, the accelerator and the node
+    count; the key holds the first two (as JSON) and the cache's inner key the next two, so a what-if that changes
+    prices, quotes, the site, the schedule or the policy reuses every estimate, and one that changes the workload
+    or an assumption gets its own."""
+    key = (problem.spec.workload.model_dump_json(), problem.assumptions.values.model_dump_json())
+    cache = _SHARED.pop(key, None)
+    if cache is None:
+        cache = {}
+        while len(_SHARED) >= SHARED_ESTIMATES:
+            _SHARED.pop(next(iter(_SHARED)))
+    _SHARED[key] = cache
+    return cache
+
+
+def build_universe(problem: Problem, *, allow_expired: bool = False, only_pairs: set[str] | None = None,
+                   estimates: EstimateCache | None = None) -> Universe:
+    """All options and their points (see module docstring), sorted by id.
+
+    `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option); `estimates`
+    carries memory and time estimates between builds of problems that differ only in quotes (see `EstimateCache`).
+    """
+    with collect.paused():
+        return _build_universe(problem, allow_expired, only_pairs, estimates)
+
+
+def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] | None,
+                    estimates: EstimateCache | None) -> Universe:
+    spec, cat, a = problem.spec, problem.catalog, problem.assumptions.values
+    w = spec.workload
+    as_of = problem.as_of
+    shape = model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
+    ckpt_params = adapter_params(shape, w.lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") \
+        else w.params
+    ckpt_bytes = a.reliability.checkpoint_bytes_per_param * ckpt_params
+    grid = a.node_grid.counts()
+    earliest_day = (problem.earliest_start - as_of).days
+    deadline_day = (spec.schedule.deadline - as_of).days if spec.schedule.deadline else None
+
+    by_option: dict[tuple[str, str], list[Quote]] = {}
+    expired: list[Quote] = []
+    early: list[Quote] = []
+    for qid in sorted(cat.quotes):
+        q = cat.quotes[qid]
+        if q.not_yet_quoted(as_of):
+            early.append(q)
+        elif q.expired(as_of) and not allow_expired:
+            expired.append(q)
+        else:
+            by_option.setdefault((q.system, q.mode), []).append(q)
+    usable = [q for qs in by_option.values() for q in qs]
+    ready_days = [quote_ready_day(q, cat.accelerators[cat.systems[q.system].accelerator].cls, q.mode, a)
+                  for q in usable]
+    horizon = calendar_horizon(problem, usable, ready_days)
+
+    static: list[Excluded] = []
+    quoted_accels = {cat.systems[s].accelerator for (s, _m) in by_option}
+    for acc_id in sorted(cat.accelerators):
+        if acc_id not in quoted_accels:
+            static.append(Excluded(acc_id, None, None, _unquoted_reason(acc_id, problem, expired, early)))
+
+    options: list[Option] = []
+    cache: EstimateCache = estimates if estimates is not None else shared_estimates(problem)
+    for (sys_id, mode), quotes in sorted(by_option.items()):
+        system = cat.systems[sys_id]
+        accel = cat.accelerators[system.accelerator]
+        if only_pairs is not None and f"{accel.id}/{mode}" not in only_pairs:
             continue
-        if matches_attrs(rule.when, attrs) and matches_point(rule.when, gpus, nodes, None, power_kw):
+        if mode == "buy" and spec.site is None:
+            static.append(Excluded(accel.id, mode, sys_id, "no site: buying hardware needs a `site:` section"))
+            continue
+        ready_day, ready_reason = _option_ready(accel, problem, a)
+        attrs = option_attrs(accelerator=accel.id, system=system.id, vendor=accel.vendor, cls=accel.cls, mode=mode,
+                             ecc=bool(accel.ecc.value), cooling=system.cooling, software=accel.software,
+                             network=system.network)
+        porting = a.porting[accel.software][w.framework]  # type: ignore[index]
+        opt = Option(f"{sys_id}/{mode}", system, accel, mode, tuple(quotes), attrs, porting, ready_day, ready_reason)
+        opt.points.extend(_points(opt, spec, a, shape, grid, ckpt_bytes, cache))
+        options.append(opt)
+    return Universe(tuple(options), tuple(static), tuple(expired), tuple(early), shape, as_of, earliest_day,
+                    deadline_day, horizon)
+
+
+def _unquoted_reason(acc_id: str, problem: Problem, expired: list[Quote], early: list[Quote]) -> str:
+    cat = problem.catalog
+    exp = [q for q in expired if cat.systems[q.system].accelerator == acc_id]
+    pre = [q for q in early if cat.systems[q.system].accelerator == acc_id]
+    if exp:
+        return (f"every quote expired ({', '.join(f'{q.id} on {q.valid_until}' for q in exp)}); "
+                "use --allow-expired")
+    if pre:
+        return f"every quote is dated after as_of {problem.as_of} ({', '.join(q.id for q in pre)})"
+    return "no quote: hardware without a price cannot be chosen"
+
+
+def _rule_mfu_factor(spec: ProblemSpec, attrs: Mapping[str, Any], gpus: int, nodes: int, power_kw: float) -> float:
+    factor = 1.0
+    for rule, then in adjustments(spec.rules, attrs, gpus, nodes, None, power_kw):
+        if then.mfu_factor is not None and rule.when.quote is None:
             factor *= then.mfu_factor
     return factor
 
 
-def _recompute_levels(requested: str) -> tuple[str, ...]:
-    return RECOMPUTE_ORDER if requested == "auto" else (requested,)
-
-
-def build_universe(lp: LoadedProblem, cat: Catalog, a: Assumptions, *, allow_expired: bool = False,
-                   only_pairs: set[str] | None = None, estimates: "EstimateCache | None" = None) -> Universe:
-    """All options and their points (see module docstring). Pure given its inputs; sorted by id.
-    `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option).
-    `estimates` carries memory and time estimates between builds of the *same* problem and assumptions whose
-    quotes differ (break-even searches re-price one quote): they depend on the systems, not on prices."""
-    p = lp.problem
-    w = p.workload
-    as_of = lp.as_of
-    shape = model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
-    lora_rank = w.lora_rank
-    ckpt_params = adapter_params(shape, lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") else w.params
-    ckpt_bytes = a.reliability.checkpoint_bytes_per_param * ckpt_params
-    grid = node_grid(a)
-    earliest_day = (lp.earliest_start - as_of).days
-    deadline_day = (p.schedule.deadline - as_of).days if p.schedule.deadline else None
-
-    by_option: dict[tuple[str, str], list[Quote]] = {}
-    expired: list[Quote] = []
-    for qid in sorted(cat.quotes):
-        q = cat.quotes[qid]
-        if q.expired(as_of) and not allow_expired:
-            expired.append(q)
-            continue
-        by_option.setdefault((q.system, q.mode), []).append(q)
-
-    static: list[Excluded] = []
-    options: list[Option] = []
-    quoted_accels = {cat.systems[s].accelerator for (s, _m) in by_option}
-    for acc_id in sorted(cat.accelerators):
-        if acc_id not in quoted_accels:
-            exp = [q for q in expired if cat.systems[q.system].accelerator == acc_id]
-            reason = (f"every quote expired ({', '.join(f'{q.id} on {q.valid_until}' for q in exp)}); "
-                      "use --allow-expired") if exp else "no quote: hardware without a price cannot be chosen"
-            static.append(Excluded(acc_id, [reason]))
-
-    max_lead = 0.0
-    cache: EstimateCache = estimates if estimates is not None else {}
-    for (sys_id, mode), quotes in sorted(by_option.items()):
-        system = cat.systems[sys_id]
-        accel = cat.accelerators[system.accelerator]
-        oid = f"{sys_id}/{mode}"
-        if only_pairs is not None and f"{accel.id}/{mode}" not in only_pairs:
-            continue
-        if mode == "buy" and p.site is None:
-            static.append(Excluded(oid, ["no site: buying hardware needs a `site:` section"]))
-            continue
-        porting = a.porting[accel.software][w.framework]  # type: ignore[index]
-        avail_day = max(0, (accel.available_from.value - as_of).days)
-        ready_day = max(math.ceil(porting.delay_days), avail_day)
-        ready_reason = ("porting" if porting.delay_days >= avail_day and porting.delay_days > 0 else
-                        "available_from" if avail_day > 0 else "now")
-        opt = Option(oid, system, accel, mode, quotes, _attrs(system, accel, mode), porting, ready_day, ready_reason)
-        for q in quotes:
-            max_lead = max(max_lead, q.lead_days(a.confidence))
-        _fill_points(opt, p, a, shape, grid, ckpt_bytes, cache)
-        options.append(opt)
-
-    horizon = max(earliest_day, ready_max(options)) + int(max_lead) + max(
-        a.install_days.values()) + max((pt.days for o in options for pt in o.points), default=0) + 30
-    if deadline_day is not None:
-        horizon = max(horizon, deadline_day + 1)
-    origins = {k.split(":", 1)[1]: v for k, v in cat.origin.items() if k.startswith("quotes:")}
-    return Universe(options, static, expired, shape, as_of, earliest_day, deadline_day, int(horizon), origins)
-
-
-def ready_max(options: list[Option]) -> int:
-    return max((o.ready_day for o in options), default=0)
-
-
-def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int, util: float,
-              ckpt_bytes: float) -> tuple[MemoryEstimate, TimeEstimate | None]:
-    """Memory (the least recomputation that fits, for `auto`) and wall time of a system at n nodes."""
-    w = p.workload
+def estimate_point(spec: ProblemSpec, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int,
+                   util: float, ckpt_bytes: float) -> tuple[MemoryEstimate, TimeEstimate | None]:
+    """Memory (`auto`: the least recomputation that fits) and wall time of a system at n nodes; the time is None
+    when the run is unworkable (failures eat more than `max_lost_fraction`, or it exceeds `max_training_days`)."""
+    w = spec.workload
     gpus = n * system.per_node
-    mem: MemoryEstimate | None = None
-    chosen = "none"
-    for chosen in _recompute_levels(w.recompute):  # the least recomputation that fits, else the most
-        mem = memory_per_gpu(params=w.params, gpus=gpus, per_node=system.per_node,
-                             available_gb=float(accel.memory_gb.value), method=w.method, optimizer=w.optimizer,
-                             seq_len=w.seq_len, recompute=chosen, shape=shape, mem=a.memory, lora_rank=w.lora_rank,
-                             flash_attention=w.flash_attention)
-        if mem.fits:
-            break
-    assert mem is not None
-    flops = training_flops(w.params, w.tokens, w.method, chosen, shape.layers, shape.hidden, w.seq_len)
+    mem = fit_memory(recompute=w.recompute, params=w.params, gpus=gpus, per_node=system.per_node,
+                     available_gb=float(accel.memory_gb.value), method=w.method, optimizer=w.optimizer,
+                     seq_len=w.seq_len, shape=shape, mem=a.memory, lora_rank=w.lora_rank,
+                     flash_attention=w.flash_attention)
+    flops = training_flops(w.params, w.tokens, w.method, mem.recompute, shape.layers, shape.hidden, w.seq_len)
     t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
                       peak_tflops=accel.peak_tflops(w.precision), util=util, accel_class=accel.cls,
                       checkpoint_bytes=ckpt_bytes)
@@ -366,48 +400,47 @@ def _estimate(p: Problem, a: Assumptions, shape: Shape, system: System, accel: A
     return mem, t
 
 
-def _utilisation(p: Problem, a: Assumptions, accel: Accelerator, rule_f: float) -> float:
-    w = p.workload
+def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, rule_factor: float) -> float:
+    w = spec.workload
     return utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
                        precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
-                       c=a.compute, rule_factor=rule_f).value
+                       c=a.compute, rule_factor=rule_factor).value
 
 
-EstimateCache = dict[tuple[str, int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
-
-
-def _fill_points(opt: Option, p: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
-                 cache: EstimateCache) -> None:
-    """The points of one option. Memory and time depend on the system, not the mode, so the buy, cloud and
-    managed options of a system share them through `cache`."""
+def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
+            estimates: EstimateCache) -> list[Point]:
+    """The points of one option, in grid order."""
     system, accel = opt.system, opt.accel
-    site = p.site
+    site = spec.site
     node_kw = float(system.node_kw.value)
     npr = max(1, int(system.nodes_per_rack.value))
     fit = int(site.rack_power_kw // node_kw) if site is not None else 0
     quote_keys: dict[str, tuple[float, PriceKey]] = {
         q.id: (q.price, (q.commit_months, q.kind == "estimate")) for q in opt.quotes}
     keys = sorted({k for _, k in quote_keys.values()})
-    ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k), max(pr for pr, kk in quote_keys.values() if kk == k))
-              for k in keys}
+    ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k),
+                  max(pr for pr, kk in quote_keys.values() if kk == k)) for k in keys}
     utils: dict[float, float] = {}
-    mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in p.rules)
+    cache = estimates.setdefault((system, accel), {})
+    mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in spec.rules)
+    out: list[Point] = []
     for n in grid:
         gpus = n * system.per_node
         power_kw = n * node_kw
-        rule_f = _rule_mfu_factor(p, opt.attrs, gpus, n, power_kw) if mfu_rules else 1.0
-        key = (system.id, n, rule_f)
+        rule_f = _rule_mfu_factor(spec, opt.attrs, gpus, n, power_kw) if mfu_rules else 1.0
+        key = (n, rule_f)
         if key not in cache:
             if rule_f not in utils:  # MFU does not depend on the node count
-                utils[rule_f] = _utilisation(p, a, accel, rule_f)
-            cache[key] = _estimate(p, a, shape, system, accel, n, utils[rule_f], ckpt_bytes)
+                utils[rule_f] = workload_utilisation(spec, a, accel, rule_f)
+            cache[key] = estimate_point(spec, a, shape, system, accel, n, utils[rule_f], ckpt_bytes)
         mem, t = cache[key]
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        per_node = PerNode(quote_keys, _templates_of(opt, keys, p, a, n, t, node_kw), ranges)
-        opt.points.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow,
-                                _fixed_of(opt, a, gpus, n, t), per_node, rule_f))
+        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw), ranges)
+        out.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node, rule_f,
+                         _fixed_of(opt, a, gpus, n, t)))
+    return out
 
 
 def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None) -> Callable[[], Lines]:
@@ -419,16 +452,16 @@ def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | 
     return make
 
 
-def _templates_of(opt: Option, keys: list[PriceKey], p: Problem, a: Assumptions, n: int, t: TimeEstimate | None,
-                  node_kw: float) -> Callable[[bool], dict[PriceKey, Any]]:
+def _templates_of(opt: Option, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
+                  t: TimeEstimate | None, node_kw: float) -> Callable[[bool], dict[PriceKey, Any]]:
     def make(sums: bool) -> dict[PriceKey, Any]:
         if t is None:
             return {}
-        return {key: _template(opt, key, p, a, n, t, node_kw, sums) for key in keys}
+        return {key: _template(opt, key, spec, a, n, t, node_kw, sums) for key in keys}
     return make
 
 
-def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t: TimeEstimate,
+def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
               node_kw: float, sums: bool) -> Any:
     """Per-node lines at price 0 and their change per dollar of price (see `PerNode`); with `sums`, only the
     totals of both (`Sums`)."""
@@ -437,12 +470,12 @@ def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t:
     def at(price: float) -> Lines:
         into = Totals() if sums else None
         if opt.mode == "buy":
-            site = p.site
+            site = spec.site
             assert site is not None
             return buy_node_lines(
                 price=price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
                 install_days=a.install_days[opt.accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
-                usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=p.policy.accounting,
+                usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=spec.policy.accounting,
                 consumer=opt.accel.cls == "consumer", estimate=est, into=into)
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
@@ -467,11 +500,5 @@ def _template(opt: Option, key: PriceKey, p: Problem, a: Assumptions, n: int, t:
     return l0, slope
 
 
-def quote_ready_day(q: Quote, opt: Option, a: Assumptions) -> int:
-    """Days after as_of when this quote's capacity is usable (lead time at the confidence, plus install)."""
-    install = a.install_days[opt.accel.cls] if opt.mode == "buy" else 0.0  # type: ignore[index]
-    return math.ceil(q.lead_days(a.confidence) + install)
-
-
-__all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "node_grid", "quote_ready_day",
-           "check_references", "InputError", "path_str"]
+__all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready",
+           "EstimateCache", "estimate_point", "workload_utilisation"]

@@ -8,18 +8,19 @@ estimators read, and every leaf keeps its provenance for reports (`overridden by
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from .catalog import CATALOG_DIR
-from .errors import InputError
+from ..errors import InputError
+from . import bundled
+from .names import did_you_mean
+from .schema import Strict, validate
 from .units import parse_quantity
-from .validate import Strict, validate
-from .yamlsrc import PathT, Source, load_file, path_str
+from .yamlsrc import PathT, Source, path_str
 
 Framework = Literal["pytorch", "jax"]
 
@@ -57,9 +58,14 @@ class MemoryA(Strict):
     default_vocab: int = Field(ge=2)
 
 
+Fraction = Annotated[float, Field(gt=0, le=1)]
+Factor = Annotated[float, Field(gt=0, le=10)]
+
+
 class ComputeA(Strict):
-    mfu_base: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], float]
-    class_factor: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    mfu_base: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], Fraction]
+    class_factor: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], Factor]
+    max_mfu: float = Field(gt=0, le=1)
     fp8_factor: float = Field(gt=0, le=1)
     lora_factor: float = Field(gt=0, le=1)
     size_reference_params: float = Field(gt=0)
@@ -71,7 +77,8 @@ class ComputeA(Strict):
 
 
 class ReliabilityA(Strict):
-    interruptions_per_gpu_hour: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    interruptions_per_gpu_hour: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"],
+                                     Annotated[float, Field(ge=0)]]
     restart_hours: float = Field(ge=0)
     checkpoint_bytes_per_param: float = Field(gt=0)
     checkpoint_write_gbps_per_node: float = Field(gt=0)
@@ -92,13 +99,38 @@ class MoneyA(Strict):
     cloud_min_billed_hours: float = Field(ge=0)
 
 
+MAX_GRID_COUNTS = 1000
+"""Most node counts one option may be evaluated at. Every count is a point with its own memory, time and cost
+estimates (and CP-SAT literals), so the grid is bounded by the work it creates, checked before any of it is done:
+the bundled grid has 232 counts; a million would exhaust memory long before an answer."""
+
+
 class NodeGrid(Strict):
     """Node counts the planner considers: every count up to `fine_until`, then steps (see assumptions.yaml)."""
 
     fine_until: int = Field(ge=1)
     step_until_512: int = Field(ge=1)
     step_until_max: int = Field(ge=1)
-    max_nodes: int = Field(ge=1, le=100_000)
+    max_nodes: int = Field(ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> "NodeGrid":
+        if len(self.counts()) > MAX_GRID_COUNTS:
+            raise ValueError(f"this grid has more than {MAX_GRID_COUNTS:,} node counts (every count up to "
+                             f"fine_until={self.fine_until}, then steps of {self.step_until_512} to 512 and "
+                             f"{self.step_until_max} to max_nodes={self.max_nodes:,}); use larger steps")
+        return self
+
+    def counts(self) -> list[int]:
+        """The node counts, ascending; stops one past `MAX_GRID_COUNTS` so that a huge grid is never built."""
+        counts = list(range(1, min(self.fine_until, self.max_nodes, MAX_GRID_COUNTS + 1) + 1))
+        n = counts[-1]
+        while n < self.max_nodes and len(counts) <= MAX_GRID_COUNTS:
+            step = self.step_until_512 if n < 512 else self.step_until_max
+            n = (n // step + 1) * step
+            if n <= self.max_nodes:
+                counts.append(n)
+        return counts
 
 
 class Assumptions(Strict):
@@ -149,12 +181,12 @@ def _set(tree: dict[str, Any], path: PathT, value: Any) -> None:
     node[str(path[-1])] = value
 
 
+@dataclass(frozen=True)
 class AssumptionSet:
-    """The merged assumption leaves (with provenance) and the validated typed view."""
+    """The merged assumption leaves (with provenance) and the validated typed view the estimators read."""
 
-    def __init__(self, leaves: dict[PathT, Leaf], values: Assumptions) -> None:
-        self.leaves = leaves
-        self.values = values
+    leaves: Mapping[PathT, Leaf]
+    values: Assumptions
 
     def overridden(self) -> list[tuple[str, Any]]:
         return [(path_str(p), leaf.value) for p, leaf in sorted(self.leaves.items(), key=lambda kv: kv[0])
@@ -167,25 +199,19 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
         old = leaves[path]
         value = _coerce(old.value, override, src, base + path)
         if isinstance(old.value, dict) and isinstance(override, dict):
-            unknown = set(override) - set(old.value)
+            unknown = sorted(set(override) - set(old.value))
             if unknown:
-                key = sorted(unknown)[0]
-                hint = difflib.get_close_matches(key, list(old.value), n=1)
-                msg = f"unknown key '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
-                                                f"; allowed: {', '.join(sorted(old.value))}")
-                raise _err(src, base + path + (key,), msg)
-            value = {**old.value, **override}
-        leaves[path] = Leaf(value, "problem file (risk:)", "", False, True)
+                raise _err(src, base + path + (unknown[0],), f"unknown key '{unknown[0]}'"
+                           + did_you_mean(unknown[0], old.value, listing=True))
+            value = {**old.value, **value}
+        where = src.where(base + path) if src is not None else "what-if"
+        leaves[path] = Leaf(value, f"overridden: {where}", "", False, True)
         return
-    prefix = [p for p in leaves if p[: len(path)] == path]
-    if not prefix:
+    if not any(p[: len(path)] == path for p in leaves):
         parent = path[:-1]
         siblings = sorted({str(p[len(parent)]) for p in leaves if p[: len(parent)] == parent and len(p) > len(parent)})
         key = str(path[-1]) if path else ""
-        hint = difflib.get_close_matches(key, siblings, n=1)
-        msg = f"unknown assumption '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
-                                                (f"; allowed: {', '.join(siblings)}" if siblings else ""))
-        raise _err(src, base + path, msg)
+        raise _err(src, base + path, f"unknown assumption '{key}'" + did_you_mean(key, siblings, listing=True))
     if not isinstance(override, dict):
         raise _err(src, base + path, "expected a mapping of assumptions to override here")
     for key, child in override.items():
@@ -193,6 +219,8 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
 
 
 MAX_OVERRIDE = 1e12
+"""Largest magnitude an assumption override may have: beyond it every derived figure is meaningless, and money
+computed from it could not be represented in the integer model."""
 
 
 def _coerce(old: Any, new: Any, src: Source | None, path: PathT) -> Any:
@@ -217,16 +245,31 @@ def _err(src: Source | None, path: PathT, msg: str) -> InputError:
     return src.error(path, msg)
 
 
-def load_assumptions(override: dict[str, Any] | None = None, *, src: Source | None = None,
-                     base: PathT = ("risk",), file: Path | None = None) -> AssumptionSet:
-    """Bundled assumptions with the problem file's `risk:` overrides applied and validated."""
-    asrc = load_file(file or CATALOG_DIR / "assumptions.yaml")
-    if not isinstance(asrc.data, dict) or set(asrc.data) != {"assumptions"}:
-        raise asrc.error((), "expected a single top-level key 'assumptions'")
-    leaves: dict[PathT, Leaf] = {}
-    _collect(asrc, asrc.data["assumptions"], (), leaves)
+_BUNDLED: tuple[Source, Mapping[PathT, Leaf]] | None = None
+
+
+def bundled_leaves() -> tuple[Source, Mapping[PathT, Leaf]]:
+    """The bundled assumption file and its leaves, read once per process (the file ships with the package and
+    every what-if of a problem starts from it)."""
+    global _BUNDLED
+    if _BUNDLED is None:
+        asrc = bundled.load("assumptions.yaml")
+        if not isinstance(asrc.data, dict) or set(asrc.data) != {"assumptions"}:
+            raise asrc.error((), "expected a single top-level key 'assumptions'")
+        leaves: dict[PathT, Leaf] = {}
+        _collect(asrc, asrc.data["assumptions"], (), leaves)
+        _BUNDLED = (asrc, MappingProxyType(leaves))
+    return _BUNDLED
+
+
+def load_assumptions(override: Mapping[str, Any] | None = None, *, src: Source | None = None,
+                     base: PathT = ("risk",)) -> AssumptionSet:
+    """Bundled assumptions with the problem file's `risk:` overrides applied and validated; errors in an override
+    name its line in `src` (or the `--set` that gave it)."""
+    asrc, bundled_map = bundled_leaves()
+    leaves = dict(bundled_map)
     if override:
-        _apply_override(leaves, src, override, (), base)
+        _apply_override(leaves, src, dict(override), (), base)
     tree: dict[str, Any] = {}
     for path, leaf in leaves.items():
         _set(tree, path, leaf.value)
@@ -234,4 +277,4 @@ def load_assumptions(override: dict[str, Any] | None = None, *, src: Source | No
         values = validate(Assumptions, src, tree, base=base)
     else:
         values = validate(Assumptions, asrc, tree, base=("assumptions",))
-    return AssumptionSet(leaves, values)
+    return AssumptionSet(MappingProxyType(leaves), values)

@@ -1,26 +1,37 @@
 """The hardware catalog: accelerators, systems and quotes, each figure with its source and date.
 
-Bundled files live in `catalogs/` (found relative to this package, so `plan` works from any directory);
-users layer their own files or folders on top, and an entry with the same `id` replaces the bundled one.
+Bundled files ship with the package (`bundled.py`); users layer their own files or folders on top
+(`catalogs:` in a problem file, `--quotes`). In a user layer an entry whose `id` is already known changes only
+the fields it gives — a new price is one line, not a copied quote — and an entry with a new `id` must be complete.
+A `Catalog` is immutable: what-ifs (`Problem.with_quote`) make a new one that shares every unchanged entry.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .errors import InputError
-from .units import Count, Date, MoneyOrZero, NonNegFloat, PositiveFloat
-from .validate import Strict, validate
-from .yamlsrc import Source, load_file
+from ..errors import InputError
+from . import bundled
+from .names import did_you_mean
+from .schema import Strict, validate
+from .units import Date, MoneyOrZero, NonNegFloat, PositiveFloat
+from .yamlsrc import Source, load_file, path_str
 
-CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
+MAX_LEAD_DAYS = 3650
+"""Longest lead time a quote may state (ten years): a longer one is a typo, and it bounds the planning calendar."""
+PRICE_FIELDS: Mapping[str, str] = MappingProxyType({"buy": "price_usd", "cloud": "usd_per_gpu_hour",
+                                                    "managed": "usd_per_month"})
+"""The price field of a quote of each mode."""
+PRICE_UNITS: Mapping[str, str] = MappingProxyType({"buy": "usd per node", "cloud": "usd per GPU-hour",
+                                                   "managed": "usd per node-month"})
 
 Vendor = Literal["nvidia", "amd", "google", "intel", "cerebras"]
 AccelClass = Literal["consumer", "workstation", "datacenter", "tpu", "wafer"]
@@ -119,8 +130,8 @@ class Quote(Strict):
     usd_per_month: MoneyOrZero | None = Field(default=None, le=1e10)
     min_nodes: int = Field(default=1, ge=0, le=1_000_000)
     max_nodes: int = Field(ge=1, le=1_000_000)
-    lead_time_days: NonNegFloat = Field(le=3650)
-    lead_time_p90_days: NonNegFloat | None = Field(default=None, le=3650)
+    lead_time_days: NonNegFloat = Field(le=MAX_LEAD_DAYS)
+    lead_time_p90_days: NonNegFloat | None = Field(default=None, le=MAX_LEAD_DAYS)
     commit_months: NonNegFloat = Field(default=0, le=120)
     quoted_on: Date
     valid_until: Date
@@ -130,7 +141,7 @@ class Quote(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Quote":
-        price_field = {"buy": "price_usd", "cloud": "usd_per_gpu_hour", "managed": "usd_per_month"}[self.mode]
+        price_field = PRICE_FIELDS[self.mode]
         for name in ("price_usd", "usd_per_gpu_hour", "usd_per_month"):
             given = getattr(self, name) is not None
             if name == price_field and not given:
@@ -148,8 +159,7 @@ class Quote(Strict):
     @property
     def price(self) -> float:
         """The quote's price in its own unit (per node, per GPU-hour or per node-month)."""
-        return float(self.price_usd if self.mode == "buy" else
-                     self.usd_per_gpu_hour if self.mode == "cloud" else self.usd_per_month)  # type: ignore[arg-type]
+        return float(getattr(self, PRICE_FIELDS[self.mode]))
 
     def lead_days(self, confidence: str) -> float:
         if confidence == "p90" and self.lead_time_p90_days is not None:
@@ -159,27 +169,27 @@ class Quote(Strict):
     def expired(self, as_of: date) -> bool:
         return self.valid_until < as_of
 
-
-class _AcceleratorFile(Strict):
-    accelerators: list[Accelerator]
-
-
-class _SystemFile(Strict):
-    systems: list[System]
+    def not_yet_quoted(self, as_of: date) -> bool:
+        """Dated after the planning date: at `as_of` this offer did not exist yet."""
+        return self.quoted_on > as_of
 
 
-class _QuoteFile(Strict):
-    quotes: list[Quote]
+
+_KINDS = ("accelerators", "systems", "quotes")
+_MODELS: Mapping[str, type[Strict]] = MappingProxyType({"accelerators": Accelerator, "systems": System,
+                                                        "quotes": Quote})
 
 
+@dataclass(frozen=True)
 class Catalog:
-    """Accelerators, systems and quotes by id, with the file and line each came from."""
+    """Accelerators, systems and quotes by id, and where each came from (`file:line`, or the `--set` that changed
+    it: `origin["quotes:<id>"]`, `origin["quotes:<id>.<field>"]`). Immutable; `with_quotes` derives a new one."""
 
-    def __init__(self) -> None:
-        self.accelerators: dict[str, Accelerator] = {}
-        self.systems: dict[str, System] = {}
-        self.quotes: dict[str, Quote] = {}
-        self.origin: dict[str, str] = {}
+    accelerators: Mapping[str, Accelerator]
+    systems: Mapping[str, System]
+    quotes: Mapping[str, Quote]
+    origin: Mapping[str, str]
+    files: tuple[str, ...] = ()
 
     def system_of(self, quote: Quote) -> System:
         return self.systems[quote.system]
@@ -187,14 +197,29 @@ class Catalog:
     def accelerator_of(self, system: System) -> Accelerator:
         return self.accelerators[system.accelerator]
 
+    def with_quotes(self, changed: Mapping[str, Quote], origins: Mapping[str, str] | None = None) -> "Catalog":
+        """The same catalog with some quotes replaced (or added); every other entry is shared."""
+        quotes = dict(self.quotes)
+        quotes.update(changed)
+        origin = dict(self.origin)
+        origin.update(origins or {})
+        return replace(self, quotes=MappingProxyType(quotes), origin=MappingProxyType(origin))
 
-def _shown(file: str) -> str:
-    """A catalog path as the user would type it: relative to the working directory when it is below it."""
+    def where_quote(self, qid: str, field: str | None = None) -> str:
+        """Where a quote (or one of its fields) was given: `file:line` or a `--set`."""
+        if field is not None and f"quotes:{qid}.{field}" in self.origin:
+            return self.origin[f"quotes:{qid}.{field}"]
+        return self.origin.get(f"quotes:{qid}", "catalog")
+
+
+def shown_path(file: str | Path) -> str:
+    """A user file's path as the user would type it: relative to the working directory when it is below it."""
+    text = str(file)
     try:
-        rel = os.path.relpath(file)
+        rel = os.path.relpath(text)
     except ValueError:
-        return file
-    return file if rel.startswith("..") else rel
+        return text
+    return text if rel.startswith("..") else rel
 
 
 def _files_in(path: Path) -> list[Path]:
@@ -203,76 +228,106 @@ def _files_in(path: Path) -> list[Path]:
     return [path]
 
 
-def _add(catalog: Catalog, src: Source, kind: str, items: list[Any], layer: str) -> None:
-    table: dict[str, Any] = getattr(catalog, kind)
-    seen: set[str] = set()
-    for i, item in enumerate(items):
-        if item.id in seen:
-            raise src.error((kind, i, "id"), f"duplicate {kind[:-1]} id '{item.id}' in the same file")
-        seen.add(item.id)
-        where = f"{_shown(src.file)}:{src.line_of((kind, i)) or '?'}"
-        if item.id in table and layer == "bundled":
-            raise src.error((kind, i, "id"), f"{kind[:-1]} id '{item.id}' is already defined at "
-                            f"{catalog.origin[kind + ':' + item.id]}")
-        table[item.id] = item
-        catalog.origin[kind + ":" + item.id] = where
+class _Layers:
+    """The catalog as it is being read, layer after layer (bundled first, then each user file in order)."""
 
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[str, Any]] = {k: {} for k in _KINDS}
+        self.origin: dict[str, str] = {}
+        self.files: list[str] = []
 
-def _load_one(catalog: Catalog, file: Path, layer: str) -> None:
-    src = load_file(file)
-    if not isinstance(src.data, dict):
-        raise src.error((), "expected a mapping with one of the keys accelerators, systems, quotes")
-    keys = [k for k in ("accelerators", "systems", "quotes") if k in src.data]
-    if file.name in ("assumptions.yaml",) or "assumptions" in src.data:
-        return
-    if not keys:
-        key = sorted(src.data)[0] if src.data else ""
-        hint = difflib.get_close_matches(key, ["accelerators", "systems", "quotes"], n=1)
-        raise src.error((key,) if key else (), "expected a key 'accelerators', 'systems' or 'quotes' (a list of "
-                        "entries)" + (f"; did you mean '{hint[0]}' for '{key}'?" if hint else ""))
-    for key in keys:
-        if not isinstance(src.data[key], list):
-            raise src.error((key,), "expected a list of entries")
-    model = {"accelerators": _AcceleratorFile, "systems": _SystemFile, "quotes": _QuoteFile}
-    for key in keys:
-        parsed: Any = validate(model[key], src, {key: src.data[key]})  # type: ignore[arg-type]
-        _add(catalog, src, key, getattr(parsed, key), layer)
-    extra = set(src.data) - set(keys)
-    if extra:
-        key = sorted(extra)[0]
-        hint = difflib.get_close_matches(key, ["accelerators", "systems", "quotes"], n=1)
-        raise src.error((key,), f"unknown top-level key '{key}'" + (f"; did you mean '{hint[0]}'?" if hint else
-                                                                   " (expected accelerators, systems or quotes)"))
+    def add_file(self, src: Source, user: bool) -> None:
+        if not isinstance(src.data, dict):
+            raise src.error((), "not a catalog file: expected a mapping with one of the keys accelerators, "
+                                "systems, quotes")
+        keys = [k for k in _KINDS if k in src.data]
+        if not keys:
+            # The file may not be a catalog at all (a wrong path): name the file and the line, never its content.
+            raise InputError("not a catalog file: expected a top-level key 'accelerators', 'systems' or 'quotes'",
+                             file=src.file, line=src.line_of(()))
+        extra = sorted(k for k in src.data if k not in keys)
+        if extra:
+            raise src.error((extra[0],), f"unknown top-level key '{extra[0]}'" + did_you_mean(extra[0], _KINDS,
+                                                                                            listing=True))
+        for kind in keys:
+            items = src.data[kind]
+            if not isinstance(items, list):
+                raise src.error((kind,), "expected a list of entries")
+            self._add_entries(src, kind, items, user)
+        self.files.append(src.file)
+
+    def _add_entries(self, src: Source, kind: str, items: list[Any], user: bool) -> None:
+        table = self.tables[kind]
+        seen: set[str] = set()
+        model = _MODELS[kind]
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise src.error((kind, i), f"expected a mapping (one {kind[:-1]}), got {type(item).__name__}")
+            item_id = item.get("id")
+            if not isinstance(item_id, str):
+                raise src.error((kind, i, "id"), "required field is missing" if item_id is None else
+                                f"expected a string id, got {type(item_id).__name__}")
+            if item_id in seen:
+                raise src.error((kind, i, "id"), f"duplicate {kind[:-1]} id '{item_id}' in the same file")
+            seen.add(item_id)
+            where = f"{src.file}:{src.line_of((kind, i)) or '?'}"
+            if item_id in table and not user:
+                raise src.error((kind, i, "id"), f"{kind[:-1]} id '{item_id}' is already defined at "
+                                f"{self.origin[kind + ':' + item_id]}")
+            data = item
+            if item_id in table:  # a partial override: only the fields given change
+                data = {**table[item_id].model_dump(by_alias=True), **item}
+            table[item_id] = validate(model, src, data, base=(kind, i))
+            self.origin[kind + ":" + item_id] = where
+
+    def catalog(self) -> Catalog:
+        cat = Catalog(*(MappingProxyType(dict(sorted(self.tables[k].items()))) for k in _KINDS),
+                      origin=MappingProxyType(dict(self.origin)), files=tuple(self.files))
+        _check_references(cat)
+        return cat
 
 
 def _check_references(catalog: Catalog) -> None:
     for sid, system in sorted(catalog.systems.items()):
         if system.accelerator not in catalog.accelerators:
-            raise InputError(f"system '{sid}' refers to unknown accelerator '{system.accelerator}'",
-                             file=catalog.origin["systems:" + sid], path="accelerator")
+            raise InputError(f"system '{sid}' refers to unknown accelerator '{system.accelerator}'"
+                             + did_you_mean(system.accelerator, catalog.accelerators),
+                             origin=catalog.origin["systems:" + sid], path="accelerator")
     for qid, quote in sorted(catalog.quotes.items()):
         if quote.system not in catalog.systems:
-            raise InputError(f"quote '{qid}' refers to unknown system '{quote.system}'",
-                             file=catalog.origin["quotes:" + qid], path="system")
+            raise InputError(f"quote '{qid}' refers to unknown system '{quote.system}'"
+                             + did_you_mean(quote.system, catalog.systems),
+                             origin=catalog.origin["quotes:" + qid], path="system")
 
 
-def load_catalog(extra: Sequence[str | Path], *, bundled: Path | None = None) -> Catalog:
-    """Bundled catalogs first, then each extra file or folder in order; later entries win by id."""
-    catalog = Catalog()
-    base = bundled or CATALOG_DIR
-    for file in _files_in(base):
-        if file.name == "assumptions.yaml":
-            continue
-        _load_one(catalog, file, "bundled")
-    for entry in extra:
+def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | None = None) -> Catalog:
+    """Bundled catalogs first, then each extra file or folder in order (see module docstring).
+
+    `shown` gives the name each extra entry is reported under (default: the path as given)."""
+    layers = _Layers()
+    for name, node in bundled.catalog_files():
+        layers.add_file(bundled.load_traversable(node, name), user=False)
+    for k, entry in enumerate(extra):
         path = Path(entry)
+        label = shown[k] if shown is not None else str(entry)
         if not path.exists():
-            raise InputError("catalog file or folder not found", file=str(entry))
+            raise InputError("catalog file or folder not found", file=label)
         for file in _files_in(path):
-            _load_one(catalog, file, "user")
-    _check_references(catalog)
-    return catalog
+            layers.add_file(load_file(file, shown=shown_path(file)), user=True)
+    return layers.catalog()
 
 
-__all__ = ["Accelerator", "System", "Quote", "Catalog", "load_catalog", "CATALOG_DIR", "MODES", "Mode",
-           "Count"]
+def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origin: str) -> Catalog:
+    """The catalog with fields of one quote changed (a `--set quotes.<id>.<field>=VALUE`, or a what-if), validated
+    exactly like a quote file entry; errors name `origin`."""
+    if qid not in catalog.quotes:
+        raise InputError(f"unknown quote '{qid}'" + did_you_mean(qid, catalog.quotes), origin=origin)
+    data = {**catalog.quotes[qid].model_dump(by_alias=True), **changes}
+    src = Source(file=origin, data={"quotes": {qid: data}}, overridden={("quotes",): origin})
+    quote = validate(Quote, src, data, base=("quotes", qid))
+    origins = {f"quotes:{qid}.{k}": origin for k in changes}
+    return catalog.with_quotes({qid: quote}, origins)
+
+
+__all__ = ["Accelerator", "System", "Quote", "Catalog", "load_catalog", "override_quote", "MODES", "Mode",
+           "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]

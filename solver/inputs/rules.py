@@ -1,4 +1,4 @@
-"""Matching of declarative rules against options and node counts.
+"""What the user's policy and rules say about an option: the one reading every stage shares.
 
 A rule's `when` has two kinds of conditions:
 - attributes of the option (accelerator, system, vendor, class, mode, ecc, cooling, software, network) and of
@@ -7,23 +7,36 @@ A rule's `when` has two kinds of conditions:
   are constants of each (option, node count) point, so the CP-SAT builder turns the rule into constraints over
   exactly the matching point literals; cost is a model variable and becomes a reified linear constraint.
 Nothing here filters options before the solve: that would hide the rule from explanations.
+
+The model, the bounds, the enumeration and the independent checker all read policy and rules through these
+functions: they are the meaning of the input, not an encoding, and a second reading of the same YAML would only
+be a second place for the two to drift apart (the checker's independence is from the CP-SAT encoding).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
-from .problem import Comparison, Rule, When
+from .spec import Adjust, Comparison, ProblemSpec, Rule, When
 
 _ATTR_FIELDS = {"accelerator": "accelerator", "system": "system", "vendor": "vendor", "class_": "class",
                 "mode": "mode", "ecc": "ecc", "cooling": "cooling", "software": "software", "network": "network"}
+
+
+def option_attrs(*, accelerator: str, system: str, vendor: str, cls: str, mode: str, ecc: bool, cooling: str,
+                 software: str, network: str) -> dict[str, Any]:
+    """The attributes a rule's `when` can test, keyed as in the problem file."""
+    return {"accelerator": accelerator, "system": system, "vendor": vendor, "class": cls, "mode": mode,
+            "ecc": bool(ecc), "cooling": cooling, "software": software, "network": network}
 
 
 def _values(v: str | list[str]) -> list[str]:
     return [v] if isinstance(v, str) else list(v)
 
 
-def matches_attrs(when: When, attrs: dict[str, Any]) -> bool:
+def matches_attrs(when: When, attrs: Mapping[str, Any]) -> bool:
     """True when every attribute condition holds for the option (quote and quantities are not checked)."""
     for field, key in _ATTR_FIELDS.items():
         want = getattr(when, field)
@@ -39,7 +52,7 @@ def matches_attrs(when: When, attrs: dict[str, Any]) -> bool:
 
 
 def matches_point(when: When, gpus: int, nodes: int, days: float | None, power_kw: float) -> bool:
-    """Quantity conditions that are constants of an (option, node count) point."""
+    """Quantity conditions that are constants of an (option, node count) point (`days` None: not tested)."""
     checks: list[tuple[Comparison | None, float | None]] = [
         (when.gpus, gpus), (when.nodes, nodes), (when.days, days), (when.power_kw, power_kw)]
     for cmp, x in checks:
@@ -52,6 +65,56 @@ def matches_point(when: When, gpus: int, nodes: int, days: float | None, power_k
 
 def quote_ids(when: When) -> list[str] | None:
     return None if when.quote is None else _values(when.quote)
+
+
+def names_quote(rule: Rule, used: Collection[str]) -> bool:
+    """A rule without a `quote:` condition holds for any quotes; one with it, when a named quote is used."""
+    qids = quote_ids(rule.when)
+    return qids is None or any(q in qids for q in used)
+
+
+def adjustments(rules: Sequence[Rule], attrs: Mapping[str, Any], gpus: int, nodes: int, days: float | None,
+                power_kw: float) -> Iterator[tuple[Rule, Adjust]]:
+    """The adjustment rules (`then:` a mapping) whose attribute and quantity conditions hold at a point; rules that
+    name quotes are included (the caller tests `names_quote` against the quotes a plan uses)."""
+    for rule in rules:
+        then = rule.then
+        if isinstance(then, Adjust) and matches_attrs(rule.when, attrs) and \
+                matches_point(rule.when, gpus, nodes, days, power_kw):
+            yield rule, then
+
+
+def delay_days(then: Adjust) -> int:
+    """Whole days a matching rule adds to the start (the calendar is in days; a part day costs a day)."""
+    return math.ceil(then.delay_days) if then.delay_days else 0
+
+
+def policy_breaches(spec: ProblemSpec, attrs: Mapping[str, Any], quote_kinds: Collection[str]) -> list[str]:
+    """Policy and site groups an option breaks whatever its size (group ids, in a fixed order).
+
+    `quote_kinds` are the kinds of the option's usable quotes: `policy.allow_estimates: false` rules the option out
+    only when every one of them is an estimate.
+    """
+    pol = spec.policy
+    out: list[str] = []
+    if attrs["mode"] not in pol.modes:
+        out.append("policy.modes")
+    if pol.require_ecc and not attrs["ecc"]:
+        out.append("policy.require_ecc")
+    if not _selected(attrs["accelerator"], pol.accelerators.include, pol.accelerators.exclude):
+        out.append("policy.accelerators")
+    if not _selected(attrs["vendor"], pol.vendors.include, pol.vendors.exclude):
+        out.append("policy.vendors")
+    if not pol.allow_estimates and quote_kinds and all(k == "estimate" for k in quote_kinds):
+        out.append("policy.allow_estimates")
+    if attrs["mode"] == "buy" and spec.site is not None and attrs["cooling"] not in spec.site.cooling:
+        out.append("site.cooling")
+    return out
+
+
+def _selected(value: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    inc = {s.lower() for s in include}
+    return (not inc or value.lower() in inc) and value.lower() not in {s.lower() for s in exclude}
 
 
 def referenced_names(rule: Rule) -> dict[str, list[str]]:

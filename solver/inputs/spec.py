@@ -1,25 +1,18 @@
-"""The user's problem file (`constraints/*.yaml`): workload, schedule, site, budget, policy, risk, rules.
+"""The schema of a problem file (`constraints/*.yaml`): workload, schedule, site, budget, policy, risk, rules.
 
-Every section is a strict pydantic model, so unknown keys, wrong types and impossible values become one
-clear error with file, line and field path. `--set PATH=VALUE` overrides are applied to the raw YAML
-before validation, so they get exactly the same checks.
+Every section is a strict pydantic model, so unknown keys, wrong types and impossible values become one clear
+error with file, line and field path. Values given with `--set PATH=VALUE` are validated by the same models
+(`problem.py` applies them to the raw data first), so they get exactly the same checks.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from datetime import date
-from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from .errors import InputError
-from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat
-from .validate import Strict, validate
-from .yamlsrc import PathT, Source, load_file, path_str
+from .schema import Strict
+from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat, parse_quantity
 
 Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
 ATTRIBUTES = ("accelerator", "system", "vendor", "class", "mode", "quote", "ecc", "cooling", "software",
@@ -117,7 +110,6 @@ class Comparison(Strict):
     @model_validator(mode="before")
     @classmethod
     def _parse(cls, data: Any) -> Any:
-        from .units import parse_quantity
         if isinstance(data, (int, float, str)) and not isinstance(data, bool):
             return {"eq": parse_quantity(data, "64")}
         if isinstance(data, dict):
@@ -194,7 +186,9 @@ class CostObjective(Strict):
     delay_cost_usd_per_day: MoneyOrZero = Field(default=0, le=1e10)
 
 
-class Problem(Strict):
+class ProblemSpec(Strict):
+    """A problem file as validated; `Problem` (problem.py) adds the catalogs, assumptions and provenance."""
+
     name: str = Field(min_length=1, max_length=200)
     description: str | None = None
     as_of: Date | None = None
@@ -211,116 +205,9 @@ class Problem(Strict):
                          Discriminator(lambda v: "word" if isinstance(v, str) else "weighted")] = "cost"
 
     @model_validator(mode="after")
-    def _unique_rules(self) -> "Problem":
+    def _unique_rules(self) -> "ProblemSpec":
         names = [r.name for r in self.rules]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"rule names must be unique; '{dup[0]}' appears twice")
         return self
-
-
-class LoadedProblem:
-    """A validated problem plus where it came from (for file:line in explanations)."""
-
-    def __init__(self, problem: Problem, source: Source, as_of: date, as_of_defaulted: bool,
-                 overrides: list[str]) -> None:
-        self.problem = problem
-        self.source = source
-        self.as_of = as_of
-        self.as_of_defaulted = as_of_defaulted
-        self.overrides = overrides
-
-    @property
-    def earliest_start(self) -> date:
-        return self.problem.schedule.earliest_start or self.as_of
-
-    def where(self, path: PathT) -> str:
-        line = self.source.line_of(path)
-        return f"{self.source.file}:{line}" if line else self.source.file
-
-
-_SET_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+|\[[0-9]+\])*)=(.*)$", re.S)
-
-
-def _parse_set(expr: str) -> tuple[PathT, Any]:
-    m = _SET_RE.match(expr)
-    if not m:
-        raise InputError(f"--set expects PATH=VALUE (e.g. budget.max_usd=80M), got {expr!r}")
-    raw_path, raw_value = m.groups()
-    path: list[str | int] = []
-    for part in re.findall(r"[^.\[\]]+|\[[0-9]+\]", raw_path):
-        path.append(int(part[1:-1]) if part.startswith("[") else part)
-    try:
-        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
-    except (yaml.YAMLError, ValueError, OverflowError):
-        value = raw_value
-    return tuple(path), value
-
-
-def apply_sets(data: dict[str, Any], sets: list[str], file: str) -> None:
-    """Apply `--set a.b=VALUE` overrides in place; parents must exist unless they are mappings we can create."""
-    for expr in sets:
-        path, value = _parse_set(expr)
-        node: Any = data
-        for i, part in enumerate(path[:-1]):
-            if isinstance(part, int):
-                if not isinstance(node, list) or part >= len(node):
-                    raise InputError(f"--set {expr}: {path_str(path[: i + 1])} does not exist", file=file)
-                node = node[part]
-            else:
-                if not isinstance(node, dict):
-                    raise InputError(f"--set {expr}: {path_str(path[:i])} is not a mapping", file=file)
-                node = node.setdefault(part, {})
-        last = path[-1]
-        if isinstance(last, int):
-            if not isinstance(node, list) or last >= len(node):
-                raise InputError(f"--set {expr}: {path_str(path)} does not exist", file=file)
-            node[last] = value
-        else:
-            if not isinstance(node, dict):
-                raise InputError(f"--set {expr}: {path_str(path[:-1])} is not a mapping", file=file)
-            node[last] = value
-
-
-def _check_numbers(src: Source, node: Any, path: PathT) -> None:
-    """Every number, from the file or from --set, is finite and of a plannable magnitude."""
-    if isinstance(node, bool):
-        return
-    if isinstance(node, dict):
-        for k, v in node.items():
-            _check_numbers(src, v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _check_numbers(src, v, path + (i,))
-    elif isinstance(node, int) and abs(node) > 10 ** 18:
-        raise src.error(path, f"number with {len(str(abs(node)))} digits is absurdly large (limit 1e18)")
-    elif isinstance(node, float) and not math.isfinite(node):
-        raise src.error(path, f"expected a finite number, got {node}")
-    elif isinstance(node, float) and abs(node) > 1e18:
-        raise src.error(path, f"{node:g} is absurdly large (limit 1e18)")
-
-
-def load_problem(file: str | Path, sets: list[str] | None = None, *, today: date | None = None) -> LoadedProblem:
-    """Load, override and validate a problem file. Raises `InputError` on any problem."""
-    src = load_file(file)
-    if not isinstance(src.data, dict):
-        raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
-    if sets:
-        apply_sets(src.data, sets, src.file)
-    _check_numbers(src, src.data, ())
-    problem = validate(Problem, src)
-    as_of = problem.as_of or (today or date.today())
-    start = problem.schedule.earliest_start
-    if problem.schedule.deadline and problem.schedule.deadline <= (start or as_of):
-        raise src.error(("schedule", "deadline"), f"deadline {problem.schedule.deadline} is not after "
-                        f"{'earliest_start' if start else 'as_of'} {start or as_of}")
-    base = Path(src.file).parent
-    resolved: list[str] = []
-    for i, entry in enumerate(problem.catalogs):
-        p = Path(entry)
-        p = p if p.is_absolute() else base / p
-        if not p.exists():
-            raise src.error(("catalogs", i), f"catalog file or folder not found: {entry}")
-        resolved.append(str(p))
-    problem = problem.model_copy(update={"catalogs": resolved})
-    return LoadedProblem(problem, src, as_of, problem.as_of is None, list(sets or []))

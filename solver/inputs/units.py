@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
@@ -69,15 +69,26 @@ PositiveFloat = Annotated[float, _count("0.08"), AfterValidator(_positive)]
 NonNegFloat = Annotated[float, _count("0"), AfterValidator(_non_negative)]
 
 
+DATE_MIN = date(1990, 1, 1)
+DATE_MAX = date(2100, 12, 31)
+"""Dates `plan` accepts anywhere (problem files, catalogs, `--set`): from before the first accelerator in the
+catalog to well past any plannable horizon. Outside this range date arithmetic stops meaning anything (a year-1
+`as_of` would use 2026 quotes 2,025 years early) or overflows (`9999-12-30` plus a lead time)."""
+
+
 def _as_date(v: Any) -> date:
-    if isinstance(v, date):
-        return v
-    if isinstance(v, str):
+    if isinstance(v, date) and not isinstance(v, datetime):
+        d = v
+    elif isinstance(v, str):
         try:
-            return date.fromisoformat(v.strip())
+            d = date.fromisoformat(v.strip())
         except ValueError:
             raise ValueError(f"expected a date like 2027-01-04, got {v!r}") from None
-    raise ValueError(f"expected a date like 2027-01-04, got {v!r}")
+    else:
+        raise ValueError(f"expected a date like 2027-01-04, got {v!r}")
+    if not DATE_MIN <= d <= DATE_MAX:
+        raise ValueError(f"date {d} is outside the range plan works with ({DATE_MIN} to {DATE_MAX})")
+    return d
 
 
 Date = Annotated[date, BeforeValidator(_as_date)]

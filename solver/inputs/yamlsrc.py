@@ -9,16 +9,19 @@ values ourselves, recording `path -> line` for every node.
 from __future__ import annotations
 
 import math
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .errors import InputError
+from ..errors import InputError
 
 MAX_FILE_BYTES = 2_000_000
+"""Largest YAML file read, in bytes: a problem or catalog file is kilobytes; this bounds memory before parsing."""
 MAX_NODES = 200_000
+"""Most values a document may expand to (aliases included): bounds the work of a YAML alias bomb."""
 
 PathT = tuple[str | int, ...]
 
@@ -43,11 +46,16 @@ def path_str(path: PathT) -> str:
 
 @dataclass
 class Source:
-    """A loaded YAML document: its data and the line of every path in it."""
+    """A loaded YAML document: its data, the line of every path in it, and the paths a `--set` replaced.
+
+    `overridden` maps a path to the `--set` expression that gave its value: errors at or below such a path are
+    reported against the `--set`, not against the file line whose value it replaced.
+    """
 
     file: str
     data: Any
     lines: dict[PathT, int] = field(default_factory=dict)
+    overridden: dict[PathT, str] = field(default_factory=dict)
 
     def line_of(self, path: PathT) -> int | None:
         """The line of `path`, or of its nearest ancestor that has one."""
@@ -59,8 +67,34 @@ class Source:
                 return None
             p = p[:-1]
 
+    def set_by(self, path: PathT) -> str | None:
+        """The `--set` expression that gave `path` (or one of its ancestors) its value, or that created `path`
+        (a key the file does not have, made as the parent of a `--set` path), if any."""
+        p = tuple(path)
+        while p:
+            if p in self.overridden:
+                return self.overridden[p]
+            p = p[:-1]
+        if path and tuple(path) not in self.lines:
+            created = [o for k, o in self.overridden.items() if k[: len(path)] == tuple(path)]
+            if created:
+                return created[0]
+        return None
+
+    def where(self, path: PathT) -> str:
+        """`file:line` of a path, or `--set PATH=VALUE` when a `--set` gave it its value."""
+        via = self.set_by(path)
+        if via:
+            return via
+        line = self.line_of(path)
+        return f"{self.file}:{line}" if line else self.file
+
     def error(self, path: PathT, message: str) -> InputError:
-        return InputError(message, file=self.file, line=self.line_of(path), path=path_str(path))
+        via = self.set_by(path)
+        shown = path_str(path) if path else None
+        if via:
+            return InputError(message, path=shown, origin=via)
+        return InputError(message, file=self.file, line=self.line_of(path), path=shown)
 
 
 class _Builder:
@@ -141,25 +175,43 @@ def parse_text(text: str, file: str) -> Source:
     return Source(file=file, data=data, lines=builder.lines)
 
 
-def load_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> Source:
-    """Read and parse one YAML file, refusing huge, binary or non-UTF-8 files."""
+def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None) -> str:
+    """The UTF-8 text of a regular file, refusing devices, FIFOs, pipes, directories and files over `max_bytes`.
+
+    The size is enforced on the bytes actually read (at most `max_bytes + 1`), not on `stat`, which reports 0 for
+    pipes and nothing useful for devices: `/dev/zero` must not be read until memory runs out, and a FIFO must not
+    block the run forever (it is refused before it is opened).
+    """
     p = Path(path)
-    shown = str(path)
+    shown = shown or str(path)
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except FileNotFoundError:
         raise InputError("file not found", file=shown) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=shown) from None
-    if p.is_dir():
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    if stat.S_ISDIR(st.st_mode):
         raise InputError("is a directory, expected a YAML file", file=shown)
-    if size > max_bytes:
-        raise InputError(f"file is {size:,} bytes; refusing files over {max_bytes:,} bytes", file=shown)
-    raw = p.read_bytes()
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("not a regular file (a device, FIFO, pipe or socket); save the content to a file first",
+                         file=shown)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    if len(raw) > max_bytes:
+        raise InputError(f"file is over {max_bytes:,} bytes; refusing to read it", file=shown)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
     if "\x00" in text:
         raise InputError("contains NUL bytes; expected a YAML text file", file=shown)
-    return parse_text(text, shown)
+    return text
+
+
+def load_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None) -> Source:
+    """Read and parse one YAML file (see `read_text` for what is refused)."""
+    shown = shown or str(path)
+    return parse_text(read_text(path, max_bytes=max_bytes, shown=shown), shown)

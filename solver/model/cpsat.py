@@ -45,26 +45,4 @@ class Model(cp_model.CpModel):
         return None
 
 
-def make_solver(limit: float, *, workers: int = 1, presolve: bool = True) -> cp_model.CpSolver:
-    """A CP-SAT solver with this project's settings.
-
-    Deterministic (seed 0, a deterministic-time limit, one worker unless asked), the ortools 9.15 wrong-optimum
-    workaround (`presolve_inclusion_work_limit = 0`, google/or-tools#5293), and light presolve (no probing or
-    symmetry: our models are small one-hot selections where those cost more than they save). `presolve=False` is
-    for reading assumption cores, which can contain foreign literals with presolve on (google/or-tools#5141).
-    """
-    s = cp_model.CpSolver()
-    p = s.parameters
-    p.num_workers = workers
-    p.random_seed = 0
-    p.max_deterministic_time = limit
-    p.presolve_inclusion_work_limit = 0
-    p.cp_model_probing_level = 0
-    p.symmetry_level = 0
-    if not presolve:
-        p.cp_model_presolve = False
-        p.keep_all_feasible_solutions_in_presolve = True
-    return s
-
-
-__all__ = ["cp_model", "make_solver", "Model"]
+__all__ = ["cp_model", "Model"]

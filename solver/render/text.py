@@ -1,77 +1,50 @@
-"""Renderers: the same `Result` as a terminal report, stable JSON, or Markdown.
+"""Reports for people: the same `Result` as a terminal report or Markdown; explanations and why-not answers.
 
-JSON is the contract (`schema_version`), byte-identical for identical inputs: keys sorted, floats rounded,
-no timings. The table report follows SkyPilot's optimizer output: the chosen plan with its numbers, then a
-candidate table with a CHOSEN mark, then what could not work and why.
+The report follows SkyPilot's optimizer output: the chosen plan with every number behind it, a candidate table
+with a CHOSEN mark, then what could not work and why. One vocabulary for columns (accelerator, mode, system), one
+line per accelerator and mode, repeated reasons collapsed, money formatted, and every piece of user or catalog
+text cleaned of control characters (`safe.clean`).
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from tabulate import tabulate
 
-from .cost import RISK_LINES
-from .plan import Plan, Result
-from .units import si, usd
+from ..estimate.cost import RISK_LINES
+from ..inputs.units import si, usd
+from ..solve.plan import ExcludedOption, Plan, Result
+from .safe import clean
 
-SCHEMA_VERSION = 1
 LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "energy": "energy",
               "porting": "engineering: porting", "operations": "engineering: operations",
               "failure_rework": "risk: failure rework", "delivery_slip": "risk: delivery slip (p90-p50)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
               "rules": "rules"}
+REASON_WIDTH = 100
+"""Widest reason cell of the exclusion table (the table stays inside ~130 columns)."""
+MAX_LISTED = 6
+"""Ids listed in a collapsed line before "… and N more" (all of them with --verbose and in JSON)."""
 
 
-def _r(x: float, nd: int = 2) -> float:
-    return float(round(x, nd))
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def plan_dict(p: Plan) -> dict[str, Any]:
-    return {
-        "option": p.option, "accelerator": p.accelerator, "system": p.system, "mode": p.mode, "vendor": p.vendor,
-        "quotes": [{"id": q.id, "nodes": q.nodes, "vendor": q.vendor, "kind": q.kind, "price": _r(q.price, 4),
-                    "price_unit": q.price_unit, "ready": q.ready.isoformat(), "valid_until": q.valid_until.isoformat()}
-                   for q in p.quotes],
-        "nodes": p.nodes, "gpus": p.gpus, "start": p.start.isoformat(), "finish": p.finish.isoformat(),
-        "training_days": _r(p.training_days),
-        "memory_per_gpu_gb": {"required": _r(p.memory_required_gb), "available": _r(p.memory_available_gb)},
-        "recompute": p.recompute, "tensor_parallel": p.tensor_parallel, "power_kw": _r(p.power_kw, 1),
-        "racks": p.racks, "mfu": _r(p.utilisation, 4), "scale_out_efficiency": _r(p.efficiency, 4),
-        "flops": float(f"{p.flops:.6e}"), "gpu_hours": _r(p.gpu_hours, 0),
-        "expected_interruptions": _r(p.interruptions, 1),
-        "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
-        "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
-        "rules_applied": p.rules_applied, "warnings": p.warnings,
-        **({"accounting": p.accounting} if p.mode == "buy" else {}),
-    }
+def exact_usd(x: float) -> str:
+    """Dollars to the dollar: for limits and boundaries, where $411k -> $411k would hide the change."""
+    return f"-${abs(x):,.0f}" if x < 0 else f"${x:,.0f}"
 
 
-def result_dict(r: Result) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION, "problem": r.problem_name, "as_of": r.as_of.isoformat(),
-        "status": r.status,
-        "objective": {"value_units": r.objective, "bound_units": r.bound, "money_unit_usd": r.unit},
-        "plan": plan_dict(r.plan) if r.plan else None,
-        "alternatives": [{**plan_dict(a.plan), "delta_usd": _r(a.delta_usd, 0)} for a in r.alternatives],
-        "excluded": [{"option": e.option, "reasons": e.reasons} for e in r.excluded],
-        "warnings": r.warnings,
-        **({"explanation": r.explanation} if r.explanation is not None else {}),
-    }
-
-
-def to_json(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
-def _status_line(r: Result) -> str:
+def status_line(r: Result) -> str:
     label = {"optimal": "OPTIMAL (proven)", "feasible": "FEASIBLE (time limit hit; not proven optimal)",
              "infeasible": "INFEASIBLE", "unknown": "UNKNOWN (time limit hit before any plan was found)"}[r.status]
-    extra = ""
-    if r.status == "feasible" and r.objective is not None:
-        extra = f"  objective {r.objective} vs bound {r.bound}"
-    return f"plan '{r.problem_name}' as of {r.as_of}: {label}{extra}"
+    extra = f"  objective {r.objective} vs bound {r.bound}" if r.status == "feasible" and r.objective is not None \
+        else ""
+    return clean(f"plan '{r.problem_name}' as of {r.as_of}: {label}{extra}")
 
 
 def _quote_text(p: Plan) -> list[str]:
@@ -83,21 +56,24 @@ def _quote_text(p: Plan) -> list[str]:
     return out
 
 
-def plan_block(p: Plan, r: Result, deadline: Any = None, budget: Any = None, applies_to: str = "cash") -> str:
-    lines = [f"CHOSEN  {p.accelerator} · {p.system} · {p.mode}  —  {p.nodes} nodes = {p.gpus} GPUs"]
+def plan_block(p: Plan, deadline: date | None = None, budget: float | None = None, applies_to: str = "cash") -> str:
+    lines = [f"CHOSEN  {p.accelerator} · {p.system} · {p.mode}  —  {plural(p.nodes, 'node')} = "
+             f"{plural(p.gpus, 'GPU')}"]
     q = _quote_text(p)
     lines.append(f"  quotes        {q[0]}")
     lines += [f"                {x}" for x in q[1:]]
-    slack = f"; deadline {deadline}, {(deadline - p.finish).days} days slack" if deadline else ""
+    slack = f"; deadline {deadline}, {plural((deadline - p.finish).days, 'day')} slack" if deadline else ""
     lines.append(f"  schedule      start {p.start} -> finish {p.finish}  ({p.training_days:.1f} days of training{slack})")
     lines.append(f"  memory/GPU    {p.memory_required_gb:.1f} GB required of {p.memory_available_gb:g} GB "
                  f"(recompute {p.recompute}, tensor parallel {p.tensor_parallel})")
     lines.append(f"  throughput    MFU {p.utilisation:.1%} x scale-out {p.efficiency:.1%}; {p.flops:.3g} FLOPs; "
                  f"{si(p.gpu_hours)} GPU-hours incl. ~{p.interruptions:.0f} expected interruptions")
-    site = f"{p.power_kw:,.0f} kW IT" + (f" in {p.racks} racks" if p.racks is not None else " (not on your site)")
+    site = f"{p.power_kw:,.0f} kW IT" + (f" in {plural(p.racks, 'rack')}" if p.racks is not None else
+                                        " (not on your site)")
     lines.append(f"  power         {site}")
     bud = f"; budget {usd(budget)} ({applies_to})" if budget else ""
-    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost; cash committed {usd(p.total_cash)}{bud}")
+    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (what this run consumes); "
+                 f"cash {usd(p.total_cash)} (what is paid){bud}")
     if p.mode == "buy":
         basis = ("straight-line depreciation over the holding period (delivery to finish)"
                  if p.accounting == "depreciation" else "full capex")
@@ -107,13 +83,14 @@ def plan_block(p: Plan, r: Result, deadline: Any = None, budget: Any = None, app
         cash = p.lines.cash.get(name)
         if abs(v) < 0.5 and not cash:
             continue
-        rows.append([LINE_LABEL.get(name, name), usd(v), usd(cash) if cash is not None and name not in RISK_LINES else "-"])
+        rows.append([LINE_LABEL.get(name, name), usd(v), usd(cash) if cash is not None and name not in RISK_LINES
+                     else "-"])
     rows.append(["total", usd(p.total_cost), usd(p.total_cash)])
     table = tabulate(rows, headers=["line", "cost", "cash"], tablefmt="simple", colalign=("left", "right", "right"))
     lines += ["    " + x for x in table.splitlines()]
     if p.rules_applied:
         lines.append(f"  rules applied {', '.join(p.rules_applied)}")
-    return "\n".join(lines)
+    return clean("\n".join(lines))
 
 
 def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
@@ -122,70 +99,180 @@ def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> 
     if top is not None:
         entries = entries[: max(1, top)]
     for p, delta, chosen in entries:
-        flag = "CHOSEN" if chosen else ""
         est = "*" if any(q.kind == "estimate" for q in p.quotes) else ""
-        rows.append([flag, f"{p.accelerator}/{p.mode}", p.system + est, p.nodes, p.gpus, str(p.start), str(p.finish),
-                     f"{p.training_days:.0f}", usd(p.total_cost), "" if chosen else f"+{usd(delta)}", usd(p.total_cash)])
-    return tabulate(rows, headers=["", "accelerator/mode", "system", "nodes", "GPUs", "start", "finish", "days",
-                                   "cost", "delta", "cash"], tablefmt=fmt)
+        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.mode, p.system + est, p.nodes, p.gpus,
+                     str(p.start), str(p.finish), f"{p.training_days:.0f}", usd(p.total_cost),
+                     "" if chosen else f"+{usd(delta)}", usd(p.total_cash)])
+    return clean(tabulate(rows, headers=["", "accelerator", "mode", "system", "nodes", "GPUs", "start", "finish",
+                                         "days", "cost", "delta", "cash"], tablefmt=fmt))
 
 
-def excluded_table(r: Result, fmt: str = "simple", width: int = 110) -> str:
-    rows = []
+def _collapse(groups: Sequence[str], verbose: bool) -> list[str]:
+    """Group ids for a table cell, quote capacities collapsed into one entry."""
+    caps = [g for g in groups if g.startswith("quotes.") and g.endswith(".max_nodes")]
+    rest = [g for g in groups if g not in caps]
+    if len(caps) > 1 and not verbose:
+        rest.append(f"quotes.*.max_nodes ({plural(len(caps), 'quote')})")
+    else:
+        rest += caps
+    return rest
+
+
+def _reason_cell(e: ExcludedOption, verbose: bool, brief: bool = False) -> str:
+    if len(e.reasons) == 1 and e.reasons[0].group is not None and not brief:
+        x = e.reasons[0]
+        text = f"{x.group} ({x.text}; {x.where})"
+    else:
+        text = "; ".join(_collapse([x.group or x.text for x in e.reasons], verbose))
+    if not e.proven:
+        text += " [not proven minimal: time limit]"
+    return text
+
+
+def excluded_rows(r: Result, modes_allowed: Sequence[str] | None, verbose: bool) -> list[list[str]]:
+    """One row per accelerator and mode (or accelerator without a quote). What one system of a pair cannot do is
+    added to the pair's row under the system's name; what is the same for every accelerator of a mode — a mode
+    the policy rules out, buying without a site — is one row for the whole mode."""
+    cells: dict[tuple[str, str], list[ExcludedOption]] = {}
+    by_system: dict[tuple[str, str], dict[str, list[str]]] = {}
+    whole_mode: dict[str, tuple[str, list[str]]] = {}
     for e in r.excluded:
-        reasons = e.reasons
-        text = reasons[0] if len(reasons) == 1 else "; ".join(x.split(" (")[0] for x in reasons)
-        if fmt == "simple" and len(text) > width:
-            text = text[: width - 3] + "..."
-        rows.append([e.option, text])
-    return tabulate(rows, headers=["cannot work", "why (minimal set of your constraints that rules it out)"],
-                    tablefmt=fmt)
+        mode = e.mode or "-"
+        text = e.reasons[0].text if e.reasons else ""
+        if e.mode and modes_allowed is not None and e.mode not in modes_allowed and (
+                [x.group for x in e.reasons] == ["policy.modes"] or (e.system and text.startswith("no site"))):
+            whole_mode.setdefault(e.mode, ("policy.modes (mode not allowed)", []))[1].append(e.accelerator)
+        elif e.system and text.startswith("no site"):
+            whole_mode.setdefault(mode, (text, []))[1].append(e.accelerator)
+        elif e.system:
+            by_system.setdefault((e.accelerator, mode), {}).setdefault(text, []).append(e.system)
+            cells.setdefault((e.accelerator, mode), [])
+        else:
+            cells.setdefault((e.accelerator, mode), []).append(e)
+    rows = []
+    for key in sorted(cells):
+        systems = sorted(by_system.get(key, {}).items())
+        parts = [_reason_cell(e, verbose, brief=bool(systems)) for e in cells[key]]
+        parts += [f"{', '.join(names)}: {text}" for text, names in systems]
+        rows.append([key[0], key[1], "; ".join(parts)])
+    for mode, (why, accels) in sorted(whole_mode.items()):
+        names = sorted(set(accels))
+        rows.append([f"(all {len(names)})", mode, why + (f": {', '.join(names)}" if verbose else "")])
+    return rows
 
 
-def render_table(r: Result, deadline: Any = None, budget: Any = None, applies_to: str = "cash",
-                 top: int | None = None) -> str:
-    out = [_status_line(r), ""]
+def excluded_table(r: Result, modes_allowed: Sequence[str] | None = None, fmt: str = "simple",
+                   verbose: bool = False) -> str:
+    rows = excluded_rows(r, modes_allowed, verbose)
+    if fmt == "simple" and not verbose:
+        rows = [[a, m, w if len(w) <= REASON_WIDTH else w[: REASON_WIDTH - 3] + "..."] for a, m, w in rows]
+    return clean(tabulate(rows, headers=["accelerator", "mode", "why it cannot work (a minimal set of your "
+                                         "constraints that rules it out)"], tablefmt=fmt))
+
+
+def quote_notices(r: Result, verbose: bool) -> list[str]:
+    """One line each for expired quotes and quotes dated after as_of (every id with --verbose)."""
+    out = []
+    for items, what, hint in ((r.expired, "expired before", "--allow-expired uses them"),
+                              (r.not_yet_quoted, "are dated after", "they did not exist yet")):
+        if not items:
+            continue
+        tail = (": " + ", ".join(f"{q} ({d})" for q, d in items)) if verbose else "; --verbose lists them"
+        out.append(f"{plural(len(items), 'quote')} {what} {r.as_of} and not used ({hint}{tail})")
+    return out
+
+
+def render_result(r: Result, *, deadline: date | None = None, budget: float | None = None,
+                  applies_to: str = "cash", modes: Sequence[str] | None = None, top: int | None = None,
+                  markdown: bool = False, verbose: bool = False) -> str:
+    """The `plan solve` report (terminal table or Markdown)."""
+    warnings = list(r.warnings) + quote_notices(r, verbose)
+    if r.as_of_defaulted:
+        warnings.insert(0, f"as_of not set: planning as of today, {r.as_of}")
+    fmt = "github" if markdown else "simple"
+    out: list[str] = ([f"# Plan: {clean(r.problem_name)}", "", f"*{status_line(r)}*", ""] if markdown else
+                      [status_line(r), ""])
     if r.plan:
-        out += [plan_block(r.plan, r, deadline, budget, applies_to), ""]
-    if r.warnings:
-        out += ["WARNINGS"] + [f"  ! {w}" for w in r.warnings] + [""]
+        block = plan_block(r.plan, deadline, budget, applies_to)
+        out += (["## Chosen plan", "", "```", block, "```", ""] if markdown else [block, ""])
+    if warnings:
+        out += (["## Warnings", ""] + [f"- {clean(w)}" for w in warnings] + [""] if markdown else
+                ["WARNINGS"] + [f"  ! {clean(w)}" for w in warnings] + [""])
     if r.plan or r.alternatives:
-        out += ["Best plan for each accelerator and mode that can work (* = rests on an estimated price):",
-                candidates_table(r, top=top), ""]
+        title = "Best plan for each accelerator and mode that can work (* = rests on an estimated price):"
+        out += (["## Candidates", "", candidates_table(r, fmt, top), ""] if markdown else
+                [title, candidates_table(r, fmt, top), ""])
     if r.explanation:
-        out += [render_explanation_text(r.explanation), ""]
+        text = render_explanation(r.explanation, verbose=verbose)
+        out += (["## Why there is no plan", "", "```", text, "```", ""] if markdown else [text, ""])
     if r.excluded:
-        out += ["Options that cannot work:", excluded_table(r), ""]
+        table = excluded_table(r, modes, fmt, verbose)
+        out += (["## Options that cannot work", "", table, ""] if markdown else ["Options that cannot work:", table, ""])
     return "\n".join(out).rstrip() + "\n"
 
 
 def _plan_brief(p: dict[str, Any] | None) -> str:
     if not p:
         return ""
-    return (f"{p['accelerator']}/{p['mode']} {p['nodes']} nodes ({p['gpus']} GPUs), cost {usd(p['cost_usd'])}, "
-            f"finish {p['finish']}")
+    return (f"{p['accelerator']}/{p['mode']} {plural(p['nodes'], 'node')} ({p['gpus']} GPUs), cost "
+            f"{usd(p['cost_usd'])}, finish {p['finish']}")
 
 
-def _fmt(v: Any, unit: str) -> str:
+def fmt_value(v: Any, unit: str) -> str:
     if unit == "usd" and isinstance(v, (int, float)):
-        return usd(v)
+        return exact_usd(v)
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:,.6g}"
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def render_explanation_text(expl: dict[str, Any]) -> str:
+def _change(r: dict[str, Any]) -> str:
+    """The size of a relaxation in its own unit: +$52,000, +4 days, +12 kW."""
+    frm, to, unit = r["from"], r["to"], r["unit"]
+    if unit == "day":
+        days = (date.fromisoformat(to) - date.fromisoformat(frm)).days
+        return f"{'+' if days >= 0 else '-'}{plural(abs(days), 'day')}"
+    delta = to - frm
+    sign = "+" if delta >= 0 else "-"
+    if unit == "usd":
+        return f"{sign}{exact_usd(abs(delta))}"
+    return f"{sign}{fmt_value(abs(delta), unit)} {unit}" + ("s" if unit in ("rack", "node") and abs(delta) != 1 else "")
+
+
+def _conflict_lines(expl: dict[str, Any], verbose: bool) -> list[str]:
+    detail = expl.get("conflict_detail", [])
+    caps = [c for c in detail if c["group"].startswith("quotes.") and c["group"].endswith(".max_nodes")]
+    rows = [[c["group"], c["text"], c["where"]] for c in detail if c not in caps or verbose or len(caps) == 1]
+    if len(caps) > 1 and not verbose:
+        ids = [c["group"][len("quotes."):-len(".max_nodes")] for c in caps]
+        shown = ", ".join(ids[:MAX_LISTED]) + (f", … {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else "")
+        rows.append(["quotes.*.max_nodes", f"capacity of {plural(len(ids), 'quote')}: {shown}",
+                     "catalog quotes (--verbose lists each)"])
+    return ["  " + line for line in tabulate(rows, tablefmt="plain").splitlines()]
+
+
+def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
+    """An explanation: the cause, the minimal conflict, the fixes (smallest change first), other ways out."""
     lines = ["NO PLAN satisfies all constraints." if not expl.get("subject") else
              f"{expl['subject']} cannot be part of any plan."]
+    causes = expl.get("causes") or []
+    deadline = next((c["text"] for c in expl.get("conflict_detail", []) if c["group"] == "schedule.deadline"), None)
+    if causes and deadline:
+        first = causes[0]
+        lines.append(f"Cause: the earliest any option can finish is {first['fastest_finish']} "
+                     f"({first['pair']}, {plural(first['nodes'], 'node')}, capacity ready from {first['ready']}); "
+                     f"the problem asks to {deadline}.")
     if expl.get("conflict"):
-        lines.append("Conflict (minimal: dropping any one of these makes the rest feasible):")
-        for c in expl.get("conflict_detail", []):
-            lines.append(f"  {c['group']:<34} {c['text']:<48} {c['where']}")
+        proven = expl.get("proven", True)
+        lines.append("Conflict (minimal: dropping any one of these makes the rest feasible):" if proven else
+                     "Conflict (NOT proven minimal: the time limit stopped the search; raise --time-limit):")
+        lines += _conflict_lines(expl, verbose)
     if expl.get("relaxations"):
-        lines.append("Smallest single change that restores feasibility (everything else held):")
-        for r in expl["relaxations"]:
-            lines.append(f"  {r['group']:<34} {_fmt(r['from'], r['unit']):>12} -> {_fmt(r['to'], r['unit']):<12}"
-                         f" {_plan_brief(r.get('plan'))}")
+        lines.append("Smallest single changes that restore feasibility (everything else held; smallest first):")
+        rows = [[r["group"], f"{fmt_value(r['from'], r['unit'])} -> {fmt_value(r['to'], r['unit'])}", f"({_change(r)})",
+                 _plan_brief(r.get("plan")) + ("" if r.get("proven", True) else "  [not proven: time limit]")]
+                for r in expl["relaxations"]]
+        lines += ["  " + line for line in tabulate(rows, tablefmt="plain").splitlines()]
     drops = [a for a in expl.get("alternatives", []) if "relax" not in a]
     if drops:
         lines.append("Other ways out (dropping these constraints):")
@@ -195,55 +282,33 @@ def render_explanation_text(expl: dict[str, Any]) -> str:
     if comb:
         lines.append("Cheapest combined relaxation (smallest total relative change, then cost):")
         for c in comb["changes"]:
-            lines.append(f"  {c['group']:<34} {_fmt(c['from'], c['unit']):>12} -> {_fmt(c['to'], c['unit'])}")
+            lines.append(f"  {c['group']:<34} {fmt_value(c['from'], c['unit']):>14} -> {fmt_value(c['to'], c['unit'])}")
         lines.append(f"  -> {_plan_brief(comb.get('plan'))}")
     if not expl.get("relaxations") and not drops and not comb and expl.get("conflict"):
         lines.append("No single change of these constraints restores feasibility.")
-    return "\n".join(lines)
+    if causes and deadline:
+        lines.append("Earliest finish per option (lead times, memory, site and policy; budget and rules aside):")
+        rows = [[c["pair"], c["option"].split("/")[0], plural(c["nodes"], "node"), c["ready"], c["fastest_finish"]]
+                for c in causes]
+        lines += ["  " + x for x in tabulate(rows, headers=["accelerator/mode", "system", "nodes", "capacity ready",
+                                                              "fastest finish"], tablefmt="simple").splitlines()]
+    return clean("\n".join(lines))
 
 
-def render_markdown(r: Result, deadline: Any = None, budget: Any = None, applies_to: str = "cash",
-                    top: int | None = None) -> str:
-    out = [f"# Plan: {r.problem_name}", "", f"*{_status_line(r)}*", ""]
-    if r.plan:
-        p = r.plan
-        out += ["## Chosen plan", "", "```", plan_block(p, r, deadline, budget, applies_to), "```", ""]
-    if r.warnings:
-        out += ["## Warnings", ""] + [f"- {w}" for w in r.warnings] + [""]
-    if r.plan or r.alternatives:
-        out += ["## Candidates", "", candidates_table(r, fmt="github", top=top), ""]
-    if r.explanation:
-        out += ["## Why there is no plan", "", "```", render_explanation_text(r.explanation), "```", ""]
-    if r.excluded:
-        out += ["## Options that cannot work", "", excluded_table(r, fmt="github"), ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def why_not_dict(out: dict[str, Any]) -> dict[str, Any]:
-    d: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "target": out["target"], "kind": out["kind"],
-                         "status": out["status"]}
-    for key in ("reasons", "explanation", "lines", "break_even"):
-        if key in out:
-            d[key] = out[key]
-    if "plan" in out:
-        d["plan"] = plan_dict(out["plan"])
-    if "chosen" in out:
-        d["chosen"] = plan_dict(out["chosen"])
-        d["delta_usd"] = _r(out["delta_usd"], 0)
-    return d
-
-
-def render_why_not(out: dict[str, Any]) -> str:
+def render_why_not(out: dict[str, Any], verbose: bool = False) -> str:
     t = out["target"]
     st = out["status"]
     if st == "excluded":
-        return f"{t}: cannot be chosen.\n" + "".join(f"  - {r}\n" for r in out["reasons"])
+        return clean(f"{t}: cannot be chosen.\n" + "".join(f"  - {r}\n" for r in out["reasons"]))
     if st == "infeasible":
-        return render_explanation_text(out["explanation"]) + "\n"
+        return render_explanation(out["explanation"], verbose) + "\n"
     p: Any = out.get("plan")
     c: Any = out.get("chosen")
+    if st == "feasible":
+        return clean(f"{t} can work: its best plan is {p.option} x{p.nodes} at {usd(p.total_cost)}; the problem "
+                     "has no proven plan to compare it with.\n")
     if st == "chosen":
-        return f"{t} is part of the chosen plan: {p.option} x{p.nodes} at {usd(p.total_cost)}.\n"
+        return clean(f"{t} is part of the chosen plan: {p.option} x{p.nodes} at {usd(p.total_cost)}.\n")
     lines = [f"{t} can work but costs more: its best plan is {p.option} x{p.nodes} ({p.gpus} GPUs) at "
              f"{usd(p.total_cost)}, finishing {p.finish}; the chosen plan is {c.option} x{c.nodes} at "
              f"{usd(c.total_cost)} ({'+' if out['delta_usd'] >= 0 else ''}{usd(out['delta_usd'])}).", ""]
@@ -259,4 +324,39 @@ def render_why_not(out: dict[str, Any]) -> str:
         else:
             lines.append(f"Break-even: quote {be['quote']} would win at {be['price']:,.2f} {be['unit']} or less "
                          f"(today {be['current']:,.2f}).")
-    return "\n".join(lines) + "\n"
+    return clean("\n".join(lines) + "\n")
+
+
+def render_sensitivity(be: list[dict[str, Any]], sw: dict[str, list[dict[str, Any]]]) -> str:
+    lines = ["Break-even prices (the quote price at which the ranking flips):",
+             tabulate([[b["role"], b["plan"], usd(b["cost_usd"]), b["quote"], b["current"],
+                        b.get("break_even") if b.get("break_even") is not None else "-", b.get("note") or ""]
+                       for b in be], headers=["", "plan", "cost", "quote", "price today", "break-even", "note"])]
+    for name, rows in sw.items():
+        lines += ["", f"Sweep {name}:",
+                  tabulate([[r["value"], r["status"], r["option"] or "-", r["nodes"] or "-",
+                             usd(r["cost_usd"]) if r["cost_usd"] is not None else "-", r["finish"] or "-"]
+                            for r in rows], headers=["value", "status", "plan", "nodes", "cost", "finish"])]
+    return clean("\n".join(lines) + "\n")
+
+
+def render_estimate(out: dict[str, Any]) -> str:
+    m = out["memory_per_gpu_gb"]
+    rows = [
+        ["system", f"{out['system']} ({plural(out['nodes'], 'node')})"],
+        ["model shape", f"{out['shape']['layers']} layers x {out['shape']['hidden']} hidden"],
+        ["memory per GPU", f"{m['required']:.1f} GB required of {m['available']:g} GB "
+                           f"(states {m['states']:.1f} + activations {m['activations']:.1f} + overhead "
+                           f"{m['overhead']:.1f}, +headroom) -> {'fits' if out['fits'] else 'DOES NOT FIT'}"],
+        ["recompute / TP", f"{out['recompute']} / {out['tensor_parallel']}"],
+        ["min GPUs to fit", out["min_gpus"] if out["min_gpus"] is not None else "never fits"],
+        ["cards by raw capacity", f"bf16 weights: {out['capacity_cards']['weights_bf16']}, "
+                                  f"model states: {out['capacity_cards']['model_states']}"],
+        ["training FLOPs", f"{out['flops']:.3e}"],
+        ["MFU used", f"{out['mfu']:.1%}  ({', '.join(f'{k} {v:g}' for k, v in out['mfu_factors'].items())})"],
+        ["scale-out efficiency", f"{out['scale_out_efficiency']:.1%}" if out["workable"] else "-"],
+        ["GPU-hours (incl. failures)", f"{out['gpu_hours']:,.0f} (ideal {out['gpu_hours_ideal']:,.0f})"
+         if out["workable"] else "unworkable: failures dominate"],
+        ["days", f"{out['days']:.1f}" if out["workable"] else "-"],
+    ]
+    return clean(tabulate(rows, tablefmt="plain")) + "\n"

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator
 
-from .assumptions import Assumptions
-from .cost import slip_premium
-from .model import units
-from .options import Option, Point, Universe, quote_ready_day
-from .problem import CostObjective, LoadedProblem
-from .rules import matches_attrs, matches_point, quote_ids
+from ..estimate.cost import slip_premium
+from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..inputs.catalog import Quote
+from ..inputs.problem import Problem
+from ..inputs.rules import delay_days, matches_attrs, matches_point, names_quote, policy_breaches
+from ..inputs.spec import Comparison, CostObjective
+from ..model.money import floor_units, units
+from ..model.objective import finish_weight
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class Candidate:
     start: int
 
 
-def _splits(n: int, quotes: list, limit: int) -> Iterator[dict[str, int]]:
+def _splits(n: int, quotes: Sequence[Quote], limit: int) -> Iterator[dict[str, int]]:
     if len(quotes) == 1:
         yield {quotes[0].id: n}
         return
@@ -50,31 +52,23 @@ def _splits(n: int, quotes: list, limit: int) -> Iterator[dict[str, int]]:
             yield {k: v for k, v in alloc.items() if v > 0}
 
 
-def _option_allowed(o: Option, lp: LoadedProblem) -> bool:
-    pol = lp.problem.policy
-    if o.mode not in pol.modes or (pol.require_ecc and not o.accel.ecc.value):
+def _option_allowed(o: Option, problem: Problem) -> bool:
+    if policy_breaches(problem.spec, o.attrs, ()):
         return False
-    inc = {s.lower() for s in pol.accelerators.include}
-    if (inc and o.accel.id not in inc) or o.accel.id in {s.lower() for s in pol.accelerators.exclude}:
-        return False
-    vinc = {s.lower() for s in pol.vendors.include}
-    if (vinc and o.accel.vendor not in vinc) or o.accel.vendor in {s.lower() for s in pol.vendors.exclude}:
-        return False
-    site = lp.problem.site
+    site = problem.spec.site
     if o.mode == "buy":
-        if site is None or o.system.cooling not in site.cooling:
-            return False
-        if float(o.system.node_kw.value) > site.rack_power_kw:
+        if site is None or float(o.system.node_kw.value) > site.rack_power_kw:
             return False
     return True
 
 
-def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, u: Universe,
-           unit: int, cost_hi: int | None) -> Candidate | None:
-    p = lp.problem
+def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit: int,
+           cost_hi: int | None) -> Candidate | None:
+    spec = problem.spec
+    a = problem.assumptions.values
     o = pt.option
     quotes = {q.id: q for q in o.quotes}
-    if not p.policy.allow_estimates and any(quotes[q].kind == "estimate" for q in alloc):
+    if not spec.policy.allow_estimates and any(quotes[q].kind == "estimate" for q in alloc):
         return None
     if any(alloc[q] > quotes[q].max_nodes for q in alloc):
         return None
@@ -89,18 +83,12 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
         cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node.cash(q), unit) for q, k in alloc.items())
     cost += max((units(slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money), unit)
                  for q in alloc), default=0)
-    start = max([o.ready_day] + [quote_ready_day(quotes[q], o, a) for q in alloc])
-    if p.schedule.earliest_start is not None:
-        start = max(start, u.earliest_day)
-    for rule in p.rules:
+    delay = 0
+    for rule in spec.rules:
         when, then = rule.when, rule.then
-        hit = matches_attrs(when, o.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)
-        qids = quote_ids(when)
-        if qids is not None:
-            hit = hit and any(q in qids for q in alloc)
-        if isinstance(then, str):
-            continue
-        if not hit:
+        if isinstance(then, str) or not (matches_attrs(when, o.attrs) and
+                                         matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)
+                                         and names_quote(rule, alloc)):
             continue
         if then.add_usd:
             cost += units(then.add_usd, unit)
@@ -112,30 +100,29 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
             else:
                 cost += units(pt.fixed.total_cost * then.add_pct / 100, unit) + sum(
                     k * units(pt.per_node.cost(q) * then.add_pct / 100, unit) for q, k in alloc.items())
-        if then.delay_days:
-            d = math.ceil(then.delay_days)
-            start = max([start, o.ready_day + d] + [quote_ready_day(quotes[q], o, a) + d for q in alloc])
+        delay += delay_days(then)
+    start = max([o.ready_day] + [option_quote_ready(quotes[q], o, a) for q in alloc]) + delay
+    if spec.schedule.earliest_start is not None:
+        start = max(start, u.earliest_day)
     finish = start + pt.days
     if u.deadline_day is not None and finish > u.deadline_day:
         return None
-    if p.budget.max_usd is not None:
-        spent = cash if p.budget.applies_to == "cash" else cost
-        if spent > math.floor(p.budget.max_usd / unit + 1e-9):
+    if spec.budget.max_usd is not None:
+        spent = cash if spec.budget.applies_to == "cash" else cost
+        if spent > floor_units(spec.budget.max_usd, unit):
             return None
-    for rule in p.rules:
+    for rule in spec.rules:
         when, then = rule.when, rule.then
         if not isinstance(then, str):
             continue
-        hit = matches_attrs(when, o.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)
-        qids = quote_ids(when)
-        if qids is not None:
-            hit = hit and any(q in qids for q in alloc)
+        hit = matches_attrs(when, o.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw) \
+            and names_quote(rule, alloc)
         if when.cost is not None:
             hit = hit and _cost_test(when.cost, cost, unit)
         if (then == "forbid" and hit) or (then == "require" and not hit):
             return None
-    obj = p.objective
-    k = 2 * u.horizon + 1
+    obj = spec.objective
+    k = finish_weight(u.horizon)
     if obj == "time":
         # The objective *value* depends on the model's cost bound; compare (finish, cost) when it is not given.
         objective = finish * ((cost_hi or 10 ** 12) + 1) + cost
@@ -146,8 +133,8 @@ def _score(pt: Point, alloc: dict[str, int], lp: LoadedProblem, a: Assumptions, 
     return Candidate(objective, cost, finish, o.id, pt.n, tuple(sorted(alloc.items())), start)
 
 
-def _cost_test(cmp, cost_units: int, unit: int) -> bool:
-    """The model's reading of a cost comparison at unit resolution (see model._cost_bound)."""
+def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
+    """The model's reading of a cost comparison at unit resolution (see `_cost_bound` in model/builder.py)."""
     for op in ("gt", "ge", "lt", "le", "eq"):
         v = getattr(cmp, op)
         if v is None:
@@ -160,12 +147,12 @@ def _cost_test(cmp, cost_units: int, unit: int) -> bool:
     return True
 
 
-def best_at(pt: Point, lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *, cost_hi: int | None = None,
+def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
             allocation_limit: int = 200_000) -> Candidate | None:
     """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
     o = pt.option
-    site = lp.problem.site
-    if not _option_allowed(o, lp) or not pt.workable or not pt.fits:
+    site = problem.spec.site
+    if not _option_allowed(o, problem) or not pt.workable or not pt.fits:
         return None
     if o.mode == "buy":
         assert site is not None
@@ -174,19 +161,19 @@ def best_at(pt: Point, lp: LoadedProblem, a: Assumptions, u: Universe, unit: int
             return None
     best: Candidate | None = None
     for alloc in _splits(pt.n, o.quotes, allocation_limit):
-        c = _score(pt, alloc, lp, a, u, unit, cost_hi)
+        c = _score(pt, alloc, problem, u, unit, cost_hi)
         if c is not None and (best is None or c.objective < best.objective):
             best = c
     return best
 
 
-def brute_force(lp: LoadedProblem, a: Assumptions, u: Universe, unit: int, *, cost_hi: int | None = None,
+def brute_force(problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
                 allocation_limit: int = 200_000) -> Candidate | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
     best: Candidate | None = None
     for o in u.options:
         for pt in o.points:
-            c = best_at(pt, lp, a, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit)
+            c = best_at(pt, problem, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit)
             if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
                 best = c
     return best

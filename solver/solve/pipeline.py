@@ -1,129 +1,140 @@
-"""Solve a problem: build the universe and model, optimise lexicographically, re-check, find runners-up.
+"""Solve a problem: estimate, model and optimise each accelerator/mode pair, tie-break, re-check, rank.
 
-Determinism: one worker, seed 0, a deterministic time limit, the model built in sorted order, and a
-lexicographic tie-break (cost → finish → option/node rank → quote order) so equal-cost plans cannot swap.
-The ortools 9.15 wrong-optimum workaround (`presolve_inclusion_work_limit = 0`, google/or-tools#5293) is
-always on, and every plan goes through the independent checker.
+A plan uses exactly one option, so the problem decomposes exactly by accelerator/mode pair: each pair's model
+(same groups, only that pair's options) is solved to proven optimality, the best pair is the plan and the others
+are the runners-up. This is far faster than one model over every option (the one-hot over thousands of points has
+a weak relaxation) and gives the candidate table for free; `SolveSettings.cross_check` solves the full model too
+and requires the same optimum (the tests use it). Within a pair, points enter the model in order of their lower
+bound (`grow.py`).
+
+Determinism: one worker, seed 0, a deterministic time limit (`engine.py`), the model built in sorted order, and a
+lexicographic tie-break (objective → option/node rank → quote order) so equal plans cannot swap. Every plan goes
+through the independent checker before it is returned.
 """
 
 from __future__ import annotations
 
-import gc
-import math
+import logging
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from .cpsat import cp_model, make_solver
-
-from .assumptions import AssumptionSet, load_assumptions
-from .catalog import Catalog, load_catalog
+from .. import collect
+from ..errors import PlanCheckError
+from ..estimate.options import EstimateCache, Universe, build_universe, shared_estimates
+from ..inputs.problem import Problem
+from ..model.bounds import Bounds
+from ..model.builder import Built, build
+from ..model.decode import decode
+from ..model.money import money_unit
+from ..model.objective import needs_ceiling, objective, universe_ceiling
+from ..model.screening import Screen
 from .checker import check_plan
-from .explain import exclusion_reasons, explain_infeasible
-from .bounds import point_bound, sound
-from .model import Built, build, cost_ceiling, money_unit, needs_ceiling, objective, statically_excluded
-from .options import EstimateCache, Universe, build_universe, check_references, quote_ready_day
-from .errors import InputError, PlanCheckError
-from .plan import Alternative, ExcludedOption, Plan, Result, make_plan
-from .problem import LoadedProblem
+from .engine import INFEASIBLE, OPTIMAL, Engine, Limits, Outcome
+from .grow import Step, grow
+from .plan import Alternative, ExcludedOption, Plan, Reason, Result, exclusion_order, make_plan
+
+log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
+class Hint:
+    """A previous plan to warm-start from (a hint only: the result is proven as usual)."""
+
+    option: str
+    nodes: int
+    quotes: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class SolveSettings:
+    """How to solve (not what): limits per CP-SAT call, expired quotes, what to compute besides the plan."""
+
     time_limit: float = 20.0
     workers: int = 1
     allow_expired: bool = False
     alternatives: bool = True
-    extra_quotes: tuple[str, ...] = ()
     cross_check: bool = False
-    hint: dict[str, Any] | None = None  # a previous plan {option, nodes, quotes: {id: nodes}} to warm-start from
+    hint: Hint | None = None
+    debug_model: str | None = None
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.time_limit, self.workers, self.debug_model)
 
 
-def solver_for(settings: SolveSettings, *, limit: float | None = None) -> cp_model.CpSolver:
-    return make_solver(limit if limit is not None else settings.time_limit, workers=settings.workers)
+@dataclass
+class Context:
+    """One problem made ready to solve: its universe, screen, money unit, bounds, and the engine of the command.
+
+    Later stages (explanations, why-not, sensitivity) solve through the same context, so every CP-SAT call of a
+    command obeys the same limits and is counted in one place."""
+
+    problem: Problem
+    settings: SolveSettings
+    universe: Universe
+    screen: Screen
+    unit: int
+    bounds: Bounds
+    engine: Engine
+    estimates: EstimateCache = field(default_factory=dict)
+    """Memory and time estimates by system and node count, reusable by what-ifs that change neither the workload
+    nor the assumptions (prices, quotes, site limits): see `EstimateCache`."""
+    ceilings: dict[str, int] = field(default_factory=dict)
+
+    def cost_hi(self) -> int | None:
+        """The objective's cost ceiling when the objective needs one (the time objective), else None."""
+        if not needs_ceiling(self.problem):
+            return None
+        return universe_ceiling(self.problem, self.universe, self.unit, self.ceilings)
+
+    def objective(self, b: Built) -> Any:
+        return objective(b.cost, b.finish, self.problem, self.universe.horizon, b.cost_hi, b.unit)
 
 
-def primary_objective(b: Built, lp: LoadedProblem) -> Any:
-    return objective(b.cost, b.finish, lp, b.universe.horizon, b.cost_hi, b.unit)
+@collect.paused()
+def prepare(problem: Problem, settings: SolveSettings | None = None, *, estimates: EstimateCache | None = None,
+            only_pairs: set[str] | None = None, unit: int | None = None, engine: Engine | None = None) -> Context:
+    """Estimate every point of the problem and set up screening, bounds and the engine.
+
+    `estimates` shares memory/time estimates between re-priced problems; `only_pairs` builds only some pairs;
+    `unit` fixes the money unit (a re-priced problem is compared with the original at the original's unit);
+    `engine` reuses the command's engine."""
+    settings = settings or SolveSettings()
+    estimates = shared_estimates(problem) if estimates is None else estimates
+    universe = build_universe(problem, allow_expired=settings.allow_expired, only_pairs=only_pairs,
+                              estimates=estimates)
+    unit = unit or money_unit(universe)
+    screen = Screen(problem, universe)
+    log.info("estimated %d options, %d points", len(universe.options), sum(len(o.points) for o in universe.options))
+    return Context(problem, settings, universe, screen, unit, Bounds(screen, unit), engine or Engine(settings.limits),
+                   estimates)
 
 
-def _allocation(b: Built, solver: cp_model.CpSolver, i: int) -> dict[str, int]:
-    pt = b.points[i]
-    quotes = pt.option.quotes
-    if len(quotes) == 1:
-        return {quotes[0].id: pt.n}
-    alloc = {q.id: int(solver.value(b.y[(q.id, i)])) for q in quotes}
-    return {k: v for k, v in alloc.items() if v > 0}
+@dataclass(frozen=True)
+class PairOutcome:
+    status: str
+    plan: Plan | None
+    objective: int | None
+    bound: int | None
 
 
-def _ready_days(b: Built, lp: LoadedProblem, a: Any) -> dict[str, int]:
-    return {q.id: quote_ready_day(q, o, a) for o in b.universe.options for q in o.quotes}
+Forcing = Callable[[Built], list[Any]]
+"""Adds constraints to a built model and returns the literals that must hold (why-not: "the target is used")."""
 
 
-def optimise(b: Built, lp: LoadedProblem, aset: AssumptionSet, settings: SolveSettings,
-             assumptions: list[Any] | None = None, *, tie_break: bool = True) -> tuple[str, Plan | None, int | None, int | None]:
-    """Solve for the best plan (optionally under assumption literals). Returns (status, plan, obj, bound)."""
-    m = b.model
-    m.clear_hints()
-    m.clear_assumptions()
-    if assumptions:
-        m.add_assumptions(assumptions)
-    _add_hint(b, settings.hint)
-    obj = primary_objective(b, lp)
-    m.minimize(obj)
-    solver = solver_for(settings)
-    status = solver.solve(m)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        m.clear_assumptions()
-        m.clear_objective()
-        name = {cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "unknown",
-                cp_model.MODEL_INVALID: "model_invalid"}.get(status, "unknown")
-        if status == cp_model.MODEL_INVALID:
-            raise RuntimeError("internal error: CP-SAT model invalid: " + m.validate())
-        return name, None, None, None
-    best, bound = int(solver.value(obj)), int(math.ceil(solver.best_objective_bound - 1e-6))
-    proven = status == cp_model.OPTIMAL or bound >= best
-    if tie_break and proven:
-        tie = m.new_bool_var("tie_break_phase")
-        m.add(obj == best).only_enforce_if(tie)
-        m.add_assumptions([tie])
-        qrank = sum(k * b.x[q.id] for k, q in enumerate(sorted((q for o in b.universe.options for q in o.quotes
-                                                                   if q.id in b.x), key=lambda q: q.id)))
-        m.minimize(b.rank * (len(b.x) * 100_000 + 1) + qrank)
-        m.clear_hints()
-        for i, zi in enumerate(b.z):
-            m.add_hint(zi, solver.value(zi))
-        solver2 = solver_for(settings)
-        status2 = solver2.solve(m)
-        if status2 == cp_model.MODEL_INVALID:
-            raise RuntimeError("internal error: tie-break model invalid: " + m.validate()[:300])
-        if status2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            solver = solver2
-        m.clear_hints()
-    m.clear_assumptions()
-    m.clear_objective()
-    i = next(k for k, zi in enumerate(b.z) if solver.value(zi))
-    pt = b.points[i]
-    alloc = _allocation(b, solver, i)
-    plan = make_plan(lp.problem, aset.values, pt, alloc, int(solver.value(b.start)), lp.as_of,
-                     int(solver.value(b.cost)), b.unit, _ready_days(b, lp, aset.values))
-    return ("optimal" if proven else "feasible"), plan, best, bound
-
-
-def _add_hint(b: Built, hint: dict[str, Any] | None) -> None:
+def _add_hint(b: Built, hint: Hint | None) -> None:
     """Warm start from a previous plan: a complete hint of its point and split when this model has them.
-    A hint is only a starting point: CP-SAT repairs or ignores an infeasible one, and the result is proven
-    as usual (cp-sat-notes.md §1.4)."""
-    if not hint:
+    CP-SAT repairs or ignores an infeasible hint, and the result is proven as usual."""
+    if hint is None:
         return
-    idx = next((i for i, pt in enumerate(b.points) if pt.option.id == hint.get("option")
-                and pt.n == hint.get("nodes")), None)
+    idx = next((i for i, pt in enumerate(b.points) if pt.option.id == hint.option and pt.n == hint.nodes), None)
     if idx is None:
         return
     for i, zi in enumerate(b.z):
         b.model.add_hint(zi, i == idx)
-    quotes = hint.get("quotes") or {}
+    quotes = dict(hint.quotes)
     seen: set[int] = set()
     for (qid, i), v in b.y.items():
         dom = b.model.proto.variables[v.index].domain
@@ -133,207 +144,177 @@ def _add_hint(b: Built, hint: dict[str, Any] | None) -> None:
         b.model.add_hint(v, int(quotes.get(qid, 0)) if i == idx else 0)
 
 
-def prepare(lp: LoadedProblem, settings: SolveSettings,
-            estimates: EstimateCache | None = None) -> tuple[Catalog, AssumptionSet, Universe]:
-    cat = load_catalog(list(lp.problem.catalogs) + list(settings.extra_quotes))
-    aset = load_assumptions(lp.problem.risk, src=lp.source)
-    check_references(lp, cat)
-    universe = build_universe(lp, cat, aset.values, allow_expired=settings.allow_expired, estimates=estimates)
-    return cat, aset, universe
+def _tie_break(ctx: Context, b: Built, first: Outcome, obj: Any, best: int, label: str) -> Outcome:
+    """Among plans with the optimal objective, the one with the smallest option/node rank, then quote order: the
+    same answer whatever order CP-SAT found plans in. The quote term stays below one unit of rank (each quote's
+    index times its nodes, at most (quotes − 1) × the largest node count)."""
+    m = b.model
+    tie = m.new_bool_var("tie_break_phase")
+    m.add(obj == best).only_enforce_if(tie)
+    m.add_assumptions([tie])
+    quotes = sorted(q for q in b.x)
+    qrank = sum(k * b.x[qid] for k, qid in enumerate(quotes))
+    max_n = max((pt.n for pt in b.points), default=1)
+    m.minimize(b.rank * (max(0, len(quotes) - 1) * max_n + 1) + qrank)
+    m.clear_hints()
+    for zi in b.z:
+        m.add_hint(zi, first.value(zi))
+    second = ctx.engine.solve(m, label=label + "-tie-break")
+    m.clear_hints()
+    return second if second.has_solution else first
 
 
-@contextmanager
-def collections_paused() -> Iterator[None]:
-    """No cyclic garbage collection while solving.
-
-    Building the universe allocates hundreds of thousands of small long-lived objects (points, cost lines);
-    each automatic full collection re-scans all of them, which cost 40% of the universe build with a 1,000-quote
-    catalog (bench/README.md). The solve makes little cyclic garbage, so collection waits until it is done.
-    """
-    was = gc.isenabled()
-    gc.disable()
+def optimise(ctx: Context, b: Built, assumptions: list[Any] | None = None, *, tie_break: bool = True,
+             hint: Hint | None = None, label: str = "optimise") -> PairOutcome:
+    """Solve `b` for its best plan, optionally under assumption literals; the plan is made but not checked."""
+    m = b.model
+    m.clear_hints()
+    m.clear_assumptions()
+    if assumptions:
+        m.add_assumptions(assumptions)
+    _add_hint(b, hint)
+    obj = ctx.objective(b)
+    m.minimize(obj)
+    out = ctx.engine.solve(m, label=label)
     try:
-        yield
+        if not out.has_solution:
+            return PairOutcome(out.status, None, None, None)
+        best, bound = out.value(obj), out.bound()
+        proven = out.status == OPTIMAL or bound >= best
+        if tie_break and proven:
+            out = _tie_break(ctx, b, out, obj, best, label)
+        decision = decode(b, out.solver.value)
+        plan = make_plan(ctx.problem, ctx.universe, decision, b.unit)
+        return PairOutcome(OPTIMAL if proven else "feasible", plan, best, bound)
     finally:
-        if was:
-            gc.enable()
+        m.clear_assumptions()
+        m.clear_objective()
+        m.clear_hints()
 
 
-Prepared = tuple[Catalog, AssumptionSet, Universe]
+def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
+               forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
+               hint: Hint | None = None) -> PairOutcome:
+    """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
+
+    Among quotes tied on cost, `Screen.dominated_quotes` may drop a different one over a subset of points than over
+    all of them — still optimal and deterministic. `forced` constraints only restrict plans, so the bounds stay
+    valid under them. An unproven search falls back to the model over every point."""
+    pair = universe.options[0].pair if universe.options else "?"
+    pts = [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
+
+    def model(keep: set[tuple[str, int]] | None) -> Built:
+        return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep)
+
+    def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
+        return optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=h, label=pair)
+
+    if not pts:  # every point has a point-local proof that it cannot be chosen
+        return PairOutcome(INFEASIBLE, None, None, None)
+    ranked = [] if not ctx.bounds.sound else \
+        sorted(((lb, k, pt) for k, pt in enumerate(pts) if (lb := ctx.bounds.point_bound(pt, cost_hi)) is not None),
+               key=lambda t: (t[0], t[1]))
+    if not ranked:
+        return run(model(None), hint, tie_break)
+
+    def step(keep: set[tuple[str, int]], last: Step[tuple[PairOutcome, Built]] | None
+             ) -> Step[tuple[PairOutcome, Built]]:
+        prev = last.payload[0].plan if last is not None else None
+        b = model(keep)
+        out = run(b, _hint_of(prev) if prev is not None else hint, False)
+        return Step(out.status, out.objective, (out, b))
+
+    found = grow([(lb, pt) for lb, _k, pt in ranked], step)
+    out, b = found.payload
+    if found.status == OPTIMAL:
+        return run(b, _hint_of(out.plan), True) if tie_break else out
+    if found.status == INFEASIBLE:
+        return out
+    return run(model(None), hint, tie_break)
 
 
-def solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None,
-                  prepared: Prepared | None = None) -> Result:
-    """`plan solve` (see `_solve_problem`); input errors found while modelling name the problem file.
-    `prepared`: the output of `prepare(lp, settings)` when the caller already has it (why-not, sensitivity)."""
-    try:
-        with collections_paused():
-            return _solve_problem(lp, settings, prepared)
-    except InputError as exc:
-        if exc.file is None:
-            raise InputError(exc.message, file=lp.source.file, path=exc.path) from None
-        raise
+def _hint_of(plan: Plan | None) -> Hint | None:
+    return None if plan is None else Hint(plan.option, plan.nodes, plan.decision()[2])
 
 
-def _solve_problem(lp: LoadedProblem, settings: SolveSettings | None = None,
-                   prepared: Prepared | None = None) -> Result:
-    """The `plan solve` pipeline.
+def _unworkable(problem: Problem, universe: Universe) -> list[ExcludedOption]:
+    a = problem.assumptions.values
+    why = Reason(f"unworkable: failures eat >{a.reliability.max_lost_fraction:.0%} of the run, or it exceeds "
+                 f"{a.max_training_days:,.0f} days")
+    return [ExcludedOption(o.accel.id, o.mode, o.system.id, (why,))
+            for o in universe.options if not any(pt.workable for pt in o.points)]
 
-    A plan uses exactly one option, so the model decomposes exactly by accelerator/mode pair: each pair's
-    sub-model (same groups, only that pair's options) is solved to proven optimality, the best pair is the plan
-    and the others are the runners-up. This is far faster than one model over every option (the one-hot over
-    thousands of points has a weak relaxation) and gives the candidate table for free. With
-    `settings.cross_check` the full model is solved too and must agree (used by the tests).
-    """
-    settings = settings or SolveSettings()
+
+@collect.paused()
+def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: Context | None = None) -> Result:
+    """`plan solve` without explanations (the answers stage adds them): the best plan, the best plan of every other
+    pair, the pairs with no plan, and the status."""
     t0 = time.perf_counter()
-    cat, aset, universe = prepared or prepare(lp, settings)
-    unit = money_unit(lp, universe)
-    warnings: list[str] = []
-    if lp.as_of_defaulted:
-        warnings.append(f"as_of not set: planning as of today, {lp.as_of}")
-    if universe.expired:
-        warnings.append(f"{len(universe.expired)} expired quote(s) not used (use --allow-expired): " + ", ".join(
-            f"{q.id} (valid until {q.valid_until})" for q in universe.expired))
-    excluded: list[ExcludedOption] = [ExcludedOption(e.option, e.reasons) for e in universe.static_excluded]
-    for o in universe.options:
-        if not any(pt.workable for pt in o.points):
-            excluded.append(ExcludedOption(o.id, [
-                f"unworkable at every size: >{aset.values.reliability.max_lost_fraction:.0%} of time lost to "
-                f"failures, or >{aset.values.max_training_days:,.0f} days of training"]))
-
+    ctx = ctx or prepare(problem, settings)
+    settings = ctx.settings
+    universe = ctx.universe
     solved: list[tuple[int, str, Plan]] = []
     infeasible: list[str] = []
     unproven: list[tuple[str, int | None]] = []
-    cost_hi = cost_ceiling(lp, aset.values, universe, unit) if needs_ceiling(lp) else None
+    cost_hi = ctx.cost_hi()
     for pair in universe.pairs():
-        st, plan, obj, bound = solve_pair(lp, aset, universe.subset(pair), unit, cost_hi, settings,
-                                          tie_break=False)
-        if plan is None:
-            if st == "infeasible":
+        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint)
+        if out.plan is None:
+            if out.status == INFEASIBLE:
                 infeasible.append(pair)
             else:
                 unproven.append((pair, None))
             continue
-        check_plan(lp, cat, aset.values, universe, plan)
-        assert obj is not None
-        solved.append((obj, pair, plan))
-        if st != "optimal":
-            unproven.append((pair, bound))
+        check_plan(problem, universe, out.plan)
+        assert out.objective is not None
+        solved.append((out.objective, pair, out.plan))
+        if out.status != OPTIMAL:
+            unproven.append((pair, out.bound))
+        log.info("pair %s: %s, objective %s", pair, out.status, out.objective)
     solved.sort(key=lambda t: (t[0], t[1]))
     if solved and not unproven:
-        # Only the winner needs the canonical tie-break (option/size rank, then quote order) among equal plans.
+        # Only the winner needs the canonical tie-break among equal plans; alternatives are one per pair already.
         pair = solved[0][1]
-        st, plan, obj, _ = solve_pair(lp, aset, universe.subset(pair), unit, cost_hi, settings, tie_break=True)
-        if plan is not None and obj == solved[0][0]:
-            check_plan(lp, cat, aset.values, universe, plan)
-            solved[0] = (obj, pair, plan)
+        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=True, hint=settings.hint)
+        if out.plan is not None and out.objective == solved[0][0]:
+            check_plan(problem, universe, out.plan)
+            solved[0] = (out.objective, pair, out.plan)
     best_plan = solved[0][2] if solved else None
     best = solved[0][0] if solved else None
-    if solved:
-        status = "optimal" if not unproven else "feasible"
-    else:
-        status = "infeasible" if not unproven else "unknown"
+    status = (OPTIMAL if not unproven else "feasible") if solved else (INFEASIBLE if not unproven else "unknown")
     bound = best
+    warnings: list[str] = []
     if unproven:
         bounds = [b for _, b in unproven if b is not None]
         bound = min([best] + bounds) if best is not None and len(bounds) == len(unproven) else None
         warnings.append("time limit reached before optimality was proven for: " + ", ".join(p for p, _ in unproven))
     if settings.cross_check:
-        _cross_check(lp, aset, universe, unit, settings, status, best)
-    alternatives = [Alternative(plan, plan.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
-                    for _, _, plan in solved[1:]]
-    alternatives.sort(key=lambda al: (al.plan.total_cost, al.plan.finish, al.plan.option))
+        _cross_check(ctx, status, best)
+    alternatives = sorted((Alternative(p, p.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
+                           for _, _, p in solved[1:]),
+                          key=lambda al: (al.plan.total_cost, al.plan.finish, al.plan.option))
     if best_plan is not None:
         warnings.extend(best_plan.warnings)
-    if infeasible and settings.alternatives:
-        reasons = exclusion_reasons(lp, aset, universe, unit, infeasible, settings)
-        excluded += [ExcludedOption(pair, reasons.get(pair, ["no feasible plan"])) for pair in infeasible]
-    explanation = explain_infeasible(lp, aset, universe, unit) if status == "infeasible" else None
-    excluded.sort(key=lambda e: e.option)
-    return Result(status=status, plan=best_plan, alternatives=alternatives, excluded=excluded, objective=best,
-                  bound=bound, solve_seconds=time.perf_counter() - t0, warnings=warnings,
-                  problem_name=lp.problem.name, as_of=lp.as_of, as_of_defaulted=lp.as_of_defaulted, unit=unit,
-                  explanation=explanation)
+    excluded = [ExcludedOption(e.accelerator, e.mode, e.system, (Reason(e.reason),))
+                for e in universe.static_excluded] + _unworkable(problem, universe)
+    return Result(status=status, plan=best_plan, alternatives=tuple(alternatives),
+                  excluded=tuple(sorted(excluded, key=exclusion_order)), objective=best, bound=bound,
+                  solve_seconds=time.perf_counter() - t0, warnings=tuple(warnings), problem_name=problem.spec.name,
+                  as_of=problem.as_of, as_of_defaulted=problem.as_of_defaulted, unit=ctx.unit,
+                  expired=tuple((q.id, q.valid_until) for q in universe.expired),
+                  not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
+                  unproven_pairs=tuple(p for p, _ in unproven), infeasible_pairs=tuple(infeasible))
 
 
-INITIAL_POINTS = 32
-
-
-Forcing = Callable[[Built], list[Any]]
-"""Adds constraints to a built model and returns the literals that must hold (why-not: "the target is used")."""
-
-
-def solve_pair(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, cost_hi: int | None,
-               settings: SolveSettings, *, tie_break: bool, forced: Forcing | None = None,
-               protect: frozenset[str] = frozenset()) -> tuple[str, Plan | None, int | None, int | None]:
-    """Optimise over `universe` (one pair), modelling only the points whose bound could still win.
-
-    Points are taken in order of their lower bound (`bounds.point_bound`). A model over the cheapest few is
-    solved to proven optimality; then every point whose bound is at most that optimum joins, and the model is
-    solved again (warm-started from the plan so far) until no point is left out that could match or beat it.
-    Points whose bound exceeds the proven optimum of a model containing all others cannot do better, and none
-    can tie, so the optimum and the option/size tie-break are those of the full model. (Among quotes tied on
-    cost, `dominated_quotes` may drop a different one than over all points — still optimal and deterministic.)
-    If the kept points have no feasible plan, four times as many are kept, up to all of them; an unproven result
-    falls back to the full model. `forced` constraints only restrict plans, so the bounds stay valid under them.
-    """
-    a = aset.values
-    pts = [pt for o in universe.options for pt in o.points if pt.workable
-           and not statically_excluded(pt, lp, a, universe, unit)]
-
-    def run(b: Built, s: SolveSettings, tb: bool) -> tuple[str, Plan | None, int | None, int | None]:
-        return optimise(b, lp, aset, s, forced(b) if forced else None, tie_break=tb)
-
-    def full() -> tuple[str, Plan | None, int | None, int | None]:
-        return run(build(lp, a, universe, unit=unit, cost_hi=cost_hi, protect=protect), settings, tie_break)
-
-    if not pts:  # every point has a point-local proof that it cannot be chosen (`point_violations`)
-        return "infeasible", None, None, None
-    if not sound(lp) or len(pts) <= INITIAL_POINTS:
-        return full()
-    bounded = [(lb, k, pt) for k, pt in enumerate(pts)
-               if (lb := point_bound(pt, lp, a, universe, unit, cost_hi)) is not None]
-    if not bounded:
-        return full()
-    bounded.sort(key=lambda t: (t[0], t[1]))
-    size = INITIAL_POINTS
-    keep = {(pt.option.id, pt.n) for _, _, pt in bounded[:size]}
-    hint = settings.hint
-    while True:
-        b = build(lp, a, universe, unit=unit, cost_hi=cost_hi, keep=keep, protect=protect)
-        st, plan, obj, bound = run(b, replace(settings, hint=hint), False)
-        if st == "optimal" and obj is not None and plan is not None:
-            need = {(pt.option.id, pt.n) for lb, _, pt in bounded if lb <= obj}
-            if need <= keep:
-                break
-            keep |= need
-            hint = {"option": plan.option, "nodes": plan.nodes, "quotes": {q.id: q.nodes for q in plan.quotes}}
-        elif st == "infeasible" and len(keep) < len(bounded):
-            size *= 4
-            keep = {(pt.option.id, pt.n) for _, _, pt in bounded[:size]}
-        elif st == "infeasible":
-            return st, None, None, None
-        else:
-            return full()
-    if tie_break:
-        return run(b, replace(settings, hint=hint), True)
-    return st, plan, obj, bound
-
-
-def _cross_check(lp: LoadedProblem, aset: AssumptionSet, universe: Universe, unit: int, settings: SolveSettings,
-                 status: str, best: int | None) -> None:
+def _cross_check(ctx: Context, status: str, best: int | None) -> None:
     """Solve the undecomposed model and require the same optimum (guards decomposition and CP-SAT alike)."""
-    b = build(lp, aset.values, universe, unit=unit)
-    st, _plan, obj, _ = optimise(b, lp, aset, settings, tie_break=False)
-    if st in ("optimal", "infeasible") and status in ("optimal", "infeasible") and (st, obj) != (status, best):
-        raise PlanCheckError(f"cross-check failed: full model {st} {obj}, per-pair {status} {best} "
+    b = build(ctx.problem, ctx.universe, ctx.screen, ctx.unit)
+    out = optimise(ctx, b, tie_break=False, label="cross-check")
+    if out.status in (OPTIMAL, INFEASIBLE) and status in (OPTIMAL, INFEASIBLE) and \
+            (out.status, out.objective) != (status, best):
+        raise PlanCheckError(f"cross-check failed: full model {out.status} {out.objective}, per pair {status} {best} "
                              "(cf. google/or-tools#5293)")
 
 
-def load_and_solve(file: str, sets: list[str] | None = None, settings: SolveSettings | None = None) -> Result:
-    from .problem import load_problem
-    return solve_problem(load_problem(file, sets), settings)
-
-
-__all__ = ["SolveSettings", "solve_problem", "load_and_solve", "prepare", "optimise"]
+__all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "solve_pair", "optimise", "PairOutcome",
+           "Forcing"]

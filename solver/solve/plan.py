@@ -1,6 +1,11 @@
-"""The result types: a `Plan` (one procurement decision with its numbers) and a `Result` (the plan, runners-up,
-exclusions, solver status). Dollar lines are recomputed exactly from the point's estimates, not read back from
-the integer model, so the report never shows rounding artefacts.
+"""The answer types: a `Plan` (one procurement decision with its numbers) and a `Result` (the plan, runners-up,
+exclusions, solver status).
+
+A plan's dollar lines are computed exactly from the point's estimates, not read back from the integer model, so
+the report never shows rounding artefacts; the model's (rounded-up) cost is kept beside them for the checker.
+**Cost** is what this run consumes (depreciation of bought hardware over the time it is held, bills, energy,
+engineering, risk premiums): the objective. **Cash** is what is paid or committed (bought hardware in full, bills,
+energy, engineering; no risk premium): what a cash budget limits.
 """
 
 from __future__ import annotations
@@ -10,14 +15,15 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from .assumptions import Assumptions
-from .cost import LINE_ORDER, Lines, slip_premium
-from .options import Point
-from .problem import Problem
-from .rules import matches_attrs, matches_point, quote_ids
+from ..estimate.cost import LINE_ORDER, Lines, slip_premium
+from ..estimate.options import Point, Universe, option_quote_ready
+from ..inputs.catalog import PRICE_UNITS
+from ..inputs.problem import Problem
+from ..inputs.rules import adjustments, names_quote
+from ..model.decode import Decision
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlanQuote:
     id: str
     nodes: int
@@ -32,7 +38,7 @@ class PlanQuote:
     source: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
     option: str
     accelerator: str
@@ -41,7 +47,7 @@ class Plan:
     vendor: str
     nodes: int
     gpus: int
-    quotes: list[PlanQuote]
+    quotes: tuple[PlanQuote, ...]
     start: date
     finish: date
     training_days: float
@@ -59,8 +65,8 @@ class Plan:
     lines: Lines
     model_cost_units: int
     unit: int
-    rules_applied: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    rules_applied: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
     accounting: str = "depreciation"
 
     @property
@@ -71,85 +77,71 @@ class Plan:
     def total_cash(self) -> float:
         return self.lines.total_cash
 
+    @property
+    def pair(self) -> str:
+        return f"{self.accelerator}/{self.mode}"
+
+    @property
+    def allocation(self) -> dict[str, int]:
+        return {q.id: q.nodes for q in self.quotes}
+
     def decision(self) -> tuple[str, int, tuple[tuple[str, int], ...]]:
         return (self.option, self.nodes, tuple((q.id, q.nodes) for q in self.quotes))
 
 
-def _price_unit(mode: str) -> str:
-    return {"buy": "usd per node", "cloud": "usd per GPU-hour", "managed": "usd per node-month"}[mode]
-
-
 def rule_lines(problem: Problem, pt: Point, alloc: dict[str, int], base_cost: float) -> tuple[float, float, list[str]]:
-    """Dollar adjustments from matching rules: (cost add, cash add, names)."""
+    """Dollar adjustments of the rules that apply to a plan: (cost added, cash added, rule names)."""
     cost_add = cash_add = 0.0
     names: list[str] = []
-    for rule in problem.rules:
-        then = rule.then
-        if isinstance(then, str):
+    for rule, then in adjustments(problem.spec.rules, pt.option.attrs, pt.gpus, pt.n, pt.days, pt.power_kw):
+        if not names_quote(rule, alloc):
             continue
-        when = rule.when
-        if not (matches_attrs(when, pt.option.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)):
-            continue
-        qids = quote_ids(when)
-        if qids is not None and not any(q in alloc for q in qids):
-            continue
-        hit = False
-        if then.add_usd:
-            cost_add += then.add_usd
-            cash_add += then.add_usd
-            hit = True
-        if then.add_pct:
-            cost_add += base_cost * then.add_pct / 100.0
-            hit = True
-        if then.delay_days or then.mfu_factor:
-            hit = True
-        if hit:
-            names.append(rule.name)
+        cost_add += (then.add_usd or 0.0) + base_cost * (then.add_pct or 0.0) / 100.0
+        cash_add += then.add_usd or 0.0
+        names.append(rule.name)
     return cost_add, cash_add, names
 
 
-def plan_lines(problem: Problem, a: Assumptions, pt: Point, alloc: dict[str, int]) -> tuple[Lines, list[str]]:
-    """Exact dollar lines of a point with a quote allocation (fixed + per node + slip + rules)."""
+def plan_lines(problem: Problem, pt: Point, alloc: dict[str, int]) -> tuple[Lines, list[str]]:
+    """Exact dollar lines of a point with a quote allocation (fixed + per node + slip + rules), in report order."""
+    a = problem.assumptions.values
     lines = pt.fixed
     quotes = {q.id: q for q in pt.option.quotes}
     for qid, k in sorted(alloc.items()):
         lines = lines.merged(pt.per_node[qid].scaled(k))
-    slip = max((slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money)
-                for q in alloc), default=0.0)
+    slip = max((slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money) for q in alloc),
+               default=0.0)
     if slip:
-        lines.add("delivery_slip", slip)
+        lines = lines.merged(Lines({"delivery_slip": slip}, {}))
     cost_add, cash_add, names = rule_lines(problem, pt, alloc, lines.total_cost - slip)
     if cost_add or cash_add:
-        lines.cost["rules"] = lines.cost.get("rules", 0.0) + cost_add
-        lines.cash["rules"] = lines.cash.get("rules", 0.0) + cash_add
+        lines = lines.merged(Lines({"rules": cost_add}, {"rules": cash_add}))
     ordered = Lines({k: lines.cost[k] for k in LINE_ORDER if k in lines.cost},
                     {k: lines.cash[k] for k in LINE_ORDER if k in lines.cash})
     return ordered, names
 
 
-def make_plan(problem: Problem, a: Assumptions, pt: Point, alloc: dict[str, int], start_day: int, as_of: date,
-              model_units: int, unit: int, ready_day: dict[str, int]) -> Plan:
+def find_point(universe: Universe, option: str, nodes: int) -> Point | None:
+    for o in universe.options:
+        if o.id == option:
+            return next((pt for pt in o.points if pt.n == nodes), None)
+    return None
+
+
+def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> Plan:
+    """The plan of a decision, with its exact dollar lines, dates and warnings."""
+    pt = find_point(universe, d.option, d.nodes)
+    assert pt is not None and pt.time is not None, f"decision {d} is not a workable point"
     o = pt.option
-    assert pt.time is not None
-    lines, names = plan_lines(problem, a, pt, alloc)
-    quotes = []
-    for q in o.quotes:
-        if alloc.get(q.id, 0) > 0:
-            quotes.append(PlanQuote(q.id, alloc[q.id], q.vendor, q.kind, q.mode, q.price, _price_unit(q.mode),
-                                    q.lead_days(a.confidence), as_of + timedelta(days=ready_day[q.id]),
-                                    q.valid_until, q.source))
-    start = as_of + timedelta(days=start_day)
-    warnings = []
-    for pq in quotes:
-        if pq.kind == "estimate":
-            warnings.append(f"ESTIMATED PRICE: quote {pq.id} is an estimate, not a real offer ({pq.source}); "
-                            "get a real quote before committing")
-        if pq.valid_until < as_of:
-            warnings.append(f"EXPIRED QUOTE: {pq.id} expired on {pq.valid_until} (used because --allow-expired)")
-        elif o.mode == "buy" and pq.valid_until < start - timedelta(days=math.ceil(pq.lead_time_days)):
-            warnings.append(f"quote {pq.id} expires {pq.valid_until}, before the latest order date for this start")
-    if o.accel.cls == "consumer":
-        warnings.append("consumer cards: no ECC / datacenter use voids the warranty (seed 000); risk premium applied")
+    a = problem.assumptions.values
+    as_of = problem.as_of
+    alloc = d.quotes
+    lines, names = plan_lines(problem, pt, alloc)
+    quotes = tuple(PlanQuote(q.id, alloc[q.id], q.vendor, q.kind, q.mode, q.price, PRICE_UNITS[q.mode],
+                             q.lead_days(a.confidence), as_of + timedelta(days=option_quote_ready(q, o, a)),
+                             q.valid_until, q.source)
+                   for q in o.quotes if alloc.get(q.id, 0) > 0)
+    start = as_of + timedelta(days=d.start_day)
     t = pt.time
     return Plan(
         option=o.id, accelerator=o.accel.id, system=o.system.id, mode=o.mode, vendor=o.accel.vendor, nodes=pt.n,
@@ -158,35 +150,79 @@ def make_plan(problem: Problem, a: Assumptions, pt: Point, alloc: dict[str, int]
         recompute=pt.memory.recompute, tensor_parallel=pt.memory.tensor_parallel, power_kw=pt.power_kw,
         racks=pt.racks_with_power if o.mode == "buy" else None, utilisation=t.utilisation, efficiency=t.efficiency,
         flops=t.flops, gpu_hours=t.wall_hours * pt.gpus, interruptions=t.interruptions, lines=lines,
-        model_cost_units=model_units, unit=unit, rules_applied=names, warnings=warnings,
-        accounting=problem.policy.accounting)
+        model_cost_units=d.cost_units, unit=unit, rules_applied=tuple(names),
+        warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, start)),
+        accounting=problem.spec.policy.accounting)
 
 
-@dataclass
+def _warnings(quotes: tuple[PlanQuote, ...], mode: str, cls: str, as_of: date, start: date) -> list[str]:
+    out = []
+    for pq in quotes:
+        if pq.kind == "estimate":
+            out.append(f"ESTIMATED PRICE: quote {pq.id} is an estimate, not a real offer ({pq.source}); "
+                       "get a real quote before committing")
+        if pq.valid_until < as_of:
+            out.append(f"EXPIRED QUOTE: {pq.id} expired on {pq.valid_until} (used because --allow-expired)")
+        elif mode == "buy" and pq.valid_until < start - timedelta(days=math.ceil(pq.lead_time_days)):
+            out.append(f"quote {pq.id} expires {pq.valid_until}, before the latest order date for this start")
+    if cls == "consumer":
+        out.append("consumer cards: no ECC, and datacenter use voids the warranty [seed-000]; risk premium applied")
+    return out
+
+
+@dataclass(frozen=True)
 class Alternative:
     plan: Plan
     delta_usd: float
 
 
-@dataclass
+@dataclass(frozen=True)
+class Reason:
+    """One reason an option cannot work: a constraint group of the user's (with what it means and where it was
+    stated), or — for what cannot be modelled at all — a sentence."""
+
+    text: str
+    group: str | None = None
+    where: str | None = None
+
+
+@dataclass(frozen=True)
 class ExcludedOption:
-    option: str
-    reasons: list[str]
+    """An accelerator/mode pair (or an accelerator, or one system of a pair) that cannot be part of any plan.
+
+    For a pair, `reasons` are a minimal set of the user's groups that rules it out; `proven` is False when a time
+    limit stopped the search for a minimal set."""
+
+    accelerator: str
+    mode: str | None
+    system: str | None
+    reasons: tuple[Reason, ...]
+    proven: bool = True
 
 
-@dataclass
+def exclusion_order(e: ExcludedOption) -> tuple[str, str, str]:
+    return (e.accelerator, e.mode or "", e.system or "")
+
+
+@dataclass(frozen=True)
 class Result:
+    """Everything `plan solve` answers. `explanation` is filled for an infeasible problem by the answers stage."""
+
     status: str
     plan: Plan | None
-    alternatives: list[Alternative]
-    excluded: list[ExcludedOption]
-    objective: Any
-    bound: Any
+    alternatives: tuple[Alternative, ...]
+    excluded: tuple[ExcludedOption, ...]
+    objective: int | None
+    bound: int | None
     solve_seconds: float
-    warnings: list[str]
+    warnings: tuple[str, ...]
     problem_name: str
     as_of: date
     as_of_defaulted: bool
     unit: int
+    expired: tuple[tuple[str, date], ...] = ()
+    not_yet_quoted: tuple[tuple[str, date], ...] = ()
+    unproven_pairs: tuple[str, ...] = ()
+    infeasible_pairs: tuple[str, ...] = ()
     explanation: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

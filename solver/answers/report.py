@@ -1,0 +1,36 @@
+"""The complete answer of `plan solve` / `plan explain`: the solve, plus why every other pair cannot work, plus —
+when nothing works — the minimal conflict and the ways out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import collect
+from ..inputs.problem import Problem
+from ..model.groups import reason, where
+from ..solve.pipeline import Context, SolveSettings, prepare, solve_problem
+from ..solve.plan import ExcludedOption, Reason, Result, exclusion_order
+from .conflicts import exclusion_reasons
+from .relax import explain
+
+
+@collect.paused()
+def explained(ctx: Context, result: Result) -> Result:
+    """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
+    explanation (a new Result; the solve's is not changed)."""
+    excluded = list(result.excluded)
+    if result.infeasible_pairs and ctx.settings.alternatives:
+        for pair, conflict in exclusion_reasons(ctx, list(result.infeasible_pairs)).items():
+            accel, mode = pair.split("/")
+            reasons = tuple(Reason(reason(g), g, where(ctx.problem, g)) for g in conflict.groups) or \
+                (Reason("no feasible plan (the time limit stopped the search for a reason)"),)
+            excluded.append(ExcludedOption(accel, mode, None, reasons, proven=conflict.proven))
+    explanation = explain(ctx) if result.status == "infeasible" else None
+    return replace(result, excluded=tuple(sorted(excluded, key=exclusion_order)), explanation=explanation)
+
+
+def solve_and_explain(problem: Problem, settings: SolveSettings | None = None,
+                      ctx: Context | None = None) -> tuple[Context, Result]:
+    ctx = ctx or prepare(problem, settings)
+    return ctx, explained(ctx, solve_problem(problem, ctx.settings, ctx))
+

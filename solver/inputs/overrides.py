@@ -1,0 +1,96 @@
+"""Changes to a problem: `--set PATH=VALUE` from the command line, and the what-ifs later stages ask for.
+
+A change is plain data (a path, a value, and where it came from), applied to a copy of the problem's raw data
+and then validated by the same models as the file itself. Paths under `quotes.<id>.<field>` change a quote of
+the catalog instead of the problem file. Values are YAML scalars or flow collections (`80M`, `2027-03-01`,
+`[cloud]`, `{gt: 64}`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..errors import InputError
+from .yamlsrc import PathT, path_str
+
+MAX_SET_LENGTH = 10_000
+"""Longest `--set` expression accepted (a value is a scalar or a small flow collection, never a document)."""
+
+_SET_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+|\[[0-9]+\])*)=(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change: the field path, the new value, and the origin errors and explanations name (`--set …`)."""
+
+    path: PathT
+    value: Any
+    origin: str
+
+    @property
+    def quote(self) -> tuple[str, str] | None:
+        """(quote id, field) when the change is to a catalog quote: `quotes.<id>.<field>` (ids may contain dots)."""
+        if len(self.path) >= 3 and self.path[0] == "quotes" and all(isinstance(p, str) for p in self.path):
+            return ".".join(str(p) for p in self.path[1:-1]), str(self.path[-1])
+        return None
+
+
+def parse_set(expr: str) -> Change:
+    """`budget.max_usd=80M` → Change(('budget', 'max_usd'), '80M', '--set budget.max_usd=80M')."""
+    origin = f"--set {expr}" if len(expr) <= 120 else f"--set {expr[:117]}..."
+    if len(expr) > MAX_SET_LENGTH:
+        raise InputError(f"expression is over {MAX_SET_LENGTH:,} characters", origin=origin)
+    m = _SET_RE.match(expr)
+    if not m:
+        raise InputError("expected PATH=VALUE (e.g. budget.max_usd=80M or quotes.<id>.max_nodes=64)",
+                         origin=origin)
+    raw_path, raw_value = m.groups()
+    path: list[str | int] = []
+    for part in re.findall(r"[^.\[\]]+|\[[0-9]+\]", raw_path):
+        path.append(int(part[1:-1]) if part.startswith("[") else part)
+    try:
+        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        value = raw_value
+    return Change(tuple(path), value, origin)
+
+
+def parse_sets(exprs: Sequence[str]) -> tuple[Change, ...]:
+    return tuple(parse_set(e) for e in exprs)
+
+
+def apply_to_data(data: dict[str, Any], changes: Sequence[Change]) -> tuple[dict[str, Any], dict[PathT, str]]:
+    """A deep copy of `data` with the changes applied, and the paths they replaced (for error attribution).
+
+    Parents are created as mappings where missing; list items must exist (an index past the end is an error, not
+    a silent append).
+    """
+    out = copy.deepcopy(data)
+    replaced: dict[PathT, str] = {}
+    for ch in changes:
+        node: Any = out
+        path = ch.path
+        for i, part in enumerate(path[:-1]):
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    raise InputError(f"{path_str(path[: i + 1])} does not exist", origin=ch.origin)
+                node = node[part]
+            else:
+                if not isinstance(node, dict):
+                    raise InputError(f"{path_str(path[:i])} is not a mapping", origin=ch.origin)
+                node = node.setdefault(part, {})
+        last = path[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list) or last >= len(node):
+                raise InputError(f"{path_str(path)} does not exist", origin=ch.origin)
+        elif not isinstance(node, dict):
+            raise InputError(f"{path_str(path[:-1])} is not a mapping", origin=ch.origin)
+        node[last] = copy.deepcopy(ch.value)
+        replaced[tuple(path)] = ch.origin
+    return out, replaced

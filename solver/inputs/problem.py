@@ -1,0 +1,203 @@
+"""`Problem`: everything one planning question consists of, validated once, immutable, and cheap to vary.
+
+A problem is the problem file as validated (`spec`), the catalog it plans over (bundled files, the file's
+`catalogs:` and `--quotes`, with `--set quotes.<id>.<field>` changes), the modelling assumptions with its `risk:`
+overrides, the planning date, and where every value came from. Every later stage reads it and none changes it:
+a what-if (a `--set`, a relaxation, a why-not price, a sensitivity sweep) is a new `Problem` made by
+`with_changes`/`with_quote`/`with_catalog`, which re-validates only what changed — no file is read again, and
+the catalog objects of the original are shared, never mutated.
+
+Everything that can be wrong with the input is found here, before any long work: unknown keys, bad values,
+unknown ids in policies and rules, dates outside the supported range, and a node grid whose work is out of bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .assumptions import AssumptionSet, load_assumptions
+from .catalog import Catalog, load_catalog, override_quote
+from .names import did_you_mean
+from .overrides import Change, apply_to_data, parse_sets
+from .rules import referenced_names
+from .schema import validate
+from .spec import ProblemSpec
+from .yamlsrc import PathT, Source, load_file
+
+MAX_POINTS = 150_000
+"""Most (option, node count) points a problem may ask to be estimated: each one is a memory, time and cost
+estimate with its price templates kept in memory (~4 kB measured: 25,752 points took ~100 MB above the
+interpreter and CP-SAT, bench/README.md), so this bounds a run near 600 MB before the work starts. The bundled
+catalog with the bundled grid gives about 10,000."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A validated planning problem (see module docstring). Build with `load_problem`; vary with `with_*`."""
+
+    spec: ProblemSpec
+    catalog: Catalog
+    assumptions: AssumptionSet
+    as_of: date
+    as_of_defaulted: bool
+    source: Source
+    quote_files: tuple[str, ...] = ()
+    changes: tuple[Change, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The problem file's data before any change (changes are always re-applied to a copy of it)."""
+    files_catalog: Catalog | None = field(default=None, repr=False, compare=False)
+    """The catalog as read from its files, before `quotes.*` changes."""
+    catalog_entries: tuple[str, ...] = ()
+    """The problem's `catalogs:` entries, resolved against the problem file's folder."""
+
+    @property
+    def file(self) -> str:
+        return self.source.file
+
+    @property
+    def earliest_start(self) -> date:
+        return self.spec.schedule.earliest_start or self.as_of
+
+    @property
+    def sets(self) -> tuple[str, ...]:
+        """The `--set` expressions applied, as given (what-ifs made by later stages are not listed)."""
+        return tuple(c.origin[len("--set "):] for c in self.changes if c.origin.startswith("--set "))
+
+    def where(self, path: PathT) -> str:
+        """`file:line` of a problem path, or the `--set` that gave it its value."""
+        return self.source.where(path)
+
+    def with_changes(self, changes: Sequence[Change]) -> "Problem":
+        """The problem with these changes applied after the ones it already has, validated."""
+        if not changes:
+            return self
+        return _build(self, self.changes + tuple(changes), self.files_catalog)
+
+    def with_sets(self, exprs: Sequence[str]) -> "Problem":
+        return self.with_changes(parse_sets(exprs))
+
+    def with_quote(self, qid: str, fields: Mapping[str, Any], origin: str = "what-if") -> "Problem":
+        """The problem with fields of one catalog quote changed, validated like a quote file entry."""
+        return self.with_changes([Change(("quotes", qid, k), v, origin) for k, v in fields.items()])
+
+    def with_catalog(self, catalog: Catalog) -> "Problem":
+        """The problem over another catalog (a sweep that shifts every quote); its `quotes.*` changes still apply."""
+        return _build(self, self.changes, catalog)
+
+
+def _check_numbers(src: Source, node: Any, path: PathT) -> None:
+    """Every number, from the file or from a change, is finite and of a plannable magnitude."""
+    if isinstance(node, bool):
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_numbers(src, v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _check_numbers(src, v, path + (i,))
+    elif isinstance(node, int) and abs(node) > 10 ** 18:
+        raise src.error(path, f"number with {len(str(abs(node)))} digits is absurdly large (limit 1e18)")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise src.error(path, f"expected a finite number, got {node}")
+    elif isinstance(node, float) and abs(node) > 1e18:
+        raise src.error(path, f"{node:g} is absurdly large (limit 1e18)")
+
+
+def _resolve_catalogs(spec: ProblemSpec, src: Source) -> tuple[str, ...]:
+    base = Path(src.file).parent
+    out: list[str] = []
+    for i, entry in enumerate(spec.catalogs):
+        p = Path(entry)
+        p = p if p.is_absolute() else base / p
+        if not p.exists():
+            raise src.error(("catalogs", i), f"catalog file or folder not found: {entry}")
+        out.append(str(p))
+    return tuple(out)
+
+
+def check_references(spec: ProblemSpec, src: Source, cat: Catalog) -> None:
+    """Ids in policy and rules must exist in the catalog: a typo must not silently match nothing."""
+    known: dict[str, list[str]] = {
+        "accelerator": sorted(cat.accelerators), "system": sorted(cat.systems), "quote": sorted(cat.quotes),
+        "vendor": sorted({a.vendor for a in cat.accelerators.values()}),
+        "class": ["consumer", "workstation", "datacenter", "tpu", "wafer"], "mode": ["buy", "cloud", "managed"],
+        "cooling": ["air", "liquid"], "software": ["cuda", "rocm", "xla", "cerebras", "synapse"],
+        "network": sorted({s.network for s in cat.systems.values()}),
+    }
+
+    def check(kind: str, value: str, path: PathT) -> None:
+        if value.lower() not in [k.lower() for k in known[kind]]:
+            raise src.error(path, f"unknown {kind} '{value}'" + did_you_mean(value, known[kind]))
+
+    for key in ("include", "exclude"):
+        for i, v in enumerate(getattr(spec.policy.accelerators, key)):
+            check("accelerator", v, ("policy", "accelerators", key, i))
+        for i, v in enumerate(getattr(spec.policy.vendors, key)):
+            check("vendor", v, ("policy", "vendors", key, i))
+    for r_i, rule in enumerate(spec.rules):
+        for kind, values in referenced_names(rule).items():
+            for v in values:
+                check(kind, v, ("rules", r_i, "when", kind))
+
+
+def _check_work(problem: Problem) -> None:
+    """The number of points the estimates will create, bounded before any of them is made (see MAX_POINTS)."""
+    counts = len(problem.assumptions.values.node_grid.counts())
+    options = len({(q.system, q.mode) for q in problem.catalog.quotes.values()})
+    if counts * options > MAX_POINTS:
+        raise problem.source.error(("risk", "node_grid"), f"{counts:,} node counts x {options:,} catalog options = "
+                                   f"{counts * options:,} estimates; at most {MAX_POINTS:,} (use a coarser "
+                                   "risk.node_grid or fewer quotes)")
+
+
+def _build(base: Problem, changes: tuple[Change, ...], files_catalog: Catalog | None) -> Problem:
+    """Validate `base.raw` with `changes` applied (see module docstring). `files_catalog` is reused when the
+    problem's `catalogs:` entries did not change; otherwise the catalog files are read."""
+    data, replaced = apply_to_data(dict(base.raw), [c for c in changes if c.quote is None])
+    src = Source(base.source.file, data, base.source.lines, replaced)
+    _check_numbers(src, data, ())
+    spec = validate(ProblemSpec, src)
+    as_of = spec.as_of or base.as_of
+    start = spec.schedule.earliest_start
+    if spec.schedule.deadline and spec.schedule.deadline <= (start or as_of):
+        raise src.error(("schedule", "deadline"), f"deadline {spec.schedule.deadline} is not after "
+                        f"{'earliest_start' if start else 'as_of'} {start or as_of}")
+    entries = _resolve_catalogs(spec, src)
+    if files_catalog is None or entries != base.catalog_entries:
+        files_catalog = load_catalog(entries + base.quote_files,
+                                     shown=list(spec.catalogs) + list(base.quote_files))
+    catalog = files_catalog
+    for ch in changes:
+        if ch.quote is not None:
+            qid, fld = ch.quote
+            catalog = override_quote(catalog, qid, {fld: ch.value}, ch.origin)
+    assumptions = load_assumptions(spec.risk, src=src)
+    check_references(spec, src, catalog)
+    problem = Problem(spec, catalog, assumptions, as_of, spec.as_of is None, src, base.quote_files, changes,
+                      base.raw, files_catalog, entries)
+    _check_work(problem)
+    return problem
+
+
+def load_problem(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
+                 today: date | None = None) -> Problem:
+    """Load and validate a problem file with `--set` expressions and extra quote files (`--quotes`).
+
+    Raises `InputError` (one line: file and line or `--set`, field path, what was expected) on any problem.
+    """
+    src = load_file(file)
+    if not isinstance(src.data, dict):
+        raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
+    changes = parse_sets(sets)
+    seed = Problem(spec=None, catalog=None, assumptions=None, as_of=today or date.today(),  # type: ignore[arg-type]
+                   as_of_defaulted=True, source=src, quote_files=tuple(str(q) for q in quotes), raw=src.data)
+    return _build(seed, changes, None)
+
+
+__all__ = ["Problem", "load_problem", "check_references", "MAX_POINTS"]

@@ -1,0 +1,98 @@
+"""Saved plans (`plan solve --save`), read back for `--compare-to` and `plan diff`.
+
+A saved plan is an input like any other: it is validated against its schema when read, so a truncated, edited or
+foreign JSON file is one clear error naming the file and the field, not a traceback deep inside a diff. Fields
+this version does not use are kept (a file written by a newer patch release still compares), but every field a
+comparison reads must be there with the right type.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import InputError
+from .schema import _clean_loc
+from .yamlsrc import path_str, read_text
+
+SCHEMA_VERSION = 2
+"""Version of the JSON written by `--format json` and `--save`; bumped when a field changes meaning or goes.
+Version 2 (2026-12) gave `excluded` structured reasons; the fields a comparison reads are the same in 1 and 2,
+so saved plans of either version are read."""
+READABLE_VERSIONS = (1, 2)
+MAX_SAVED_BYTES = 20_000_000
+"""Largest saved plan read: a saved plan holds a snapshot of every usable quote (about 200 bytes each)."""
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class SavedQuoteUse(_Open):
+    id: str
+    nodes: int = Field(ge=0)
+
+
+class SavedPlan(_Open):
+    option: str
+    accelerator: str
+    system: str
+    mode: str
+    nodes: int = Field(ge=0)
+    gpus: int = Field(ge=0)
+    start: str
+    finish: str
+    quotes: list[SavedQuoteUse]
+    cost_usd: dict[str, float]
+    cash_usd: dict[str, float]
+
+
+class SavedResult(_Open):
+    status: Literal["optimal", "feasible", "infeasible", "unknown"]
+    problem: str
+    as_of: str
+    plan: SavedPlan | None
+
+
+class SavedInputs(_Open):
+    problem_file: str
+    overrides: list[str]
+    digest: str
+    problem: dict[str, Any]
+    quotes: dict[str, dict[str, Any]]
+
+
+class SavedFile(_Open):
+    kind: Literal["plan-result"]
+    schema_version: int
+    inputs: SavedInputs
+    result: SavedResult
+
+
+def load_saved(path: str | Path) -> dict[str, Any]:
+    """A saved plan as plain data, validated (see module docstring). Raises `InputError` naming file and field."""
+    shown = str(path)
+    text = read_text(path, max_bytes=MAX_SAVED_BYTES, shown=shown)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not a saved plan (invalid JSON at line {exc.lineno}, column {exc.colno})",
+                         file=shown) from None
+    except RecursionError:
+        raise InputError("not a saved plan (nested too deeply)", file=shown) from None
+    if not isinstance(data, dict) or data.get("kind") != "plan-result":
+        raise InputError("not a saved plan (expected the output of `plan solve --save`)", file=shown)
+    if data.get("schema_version") not in READABLE_VERSIONS:
+        raise InputError(f"saved with schema_version {data.get('schema_version')!r}; this plan reads "
+                         f"{' and '.join(map(str, READABLE_VERSIONS))}", file=shown)
+    try:
+        SavedFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = path_str(_clean_loc(tuple(err.get("loc", ()))))
+        what = "required field is missing" if err.get("type") == "missing" else str(err.get("msg", "invalid"))
+        raise InputError(f"not a valid saved plan: {what}", file=shown, path=where) from None
+    return data

@@ -1,0 +1,58 @@
+"""Money in the CP-SAT model: integer, in a coarse unit, always rounded against the plan.
+
+Why integer and coarse: CP-SAT is an integer solver, and ortools 9.15 has an open wrong-optimum bug whose one
+reading blames an int accumulator overflowing when an enforced constraint's coefficients sum past 2^31 — exactly
+a budget over one-hot option literals in dollars (google/or-tools#5293). So money is counted in $1,000 — or in
+$1 when the problem's realistic plans cost under $1M, where $1k would erase the answer. Every cost term is
+rounded **up** to the unit, so the model never accepts a plan whose exact cost exceeds a budget; reports show
+exact dollars recomputed by the independent checker.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import InputError
+from ..estimate.options import Universe
+
+COARSE_UNIT = 1000
+"""Dollars per money unit for problems of $1M and more."""
+FINE_UNIT = 1
+"""Dollars per money unit below $1M."""
+COARSE_FROM_USD = 1e6
+"""Scale from which the coarse unit is used: a $1k error on $1M is 0.1%."""
+MAX_UNITS = 10 ** 15
+"""Largest amount, in units, a single term may have: sums of such terms stay far inside CP-SAT's int64."""
+
+
+def money_unit(universe: Universe) -> int:
+    """$1k when the problem's scale is $1M or more, $1 below.
+
+    The scale is the cheapest point that fits in memory and can meet the deadline: what realistic plans cost. Not
+    the budget — a $500k budget on a $10M problem is still a $1k-resolution problem — and not the cheapest point
+    overall, which for a big model is some absurd one-card, ten-year run.
+    """
+    dl = universe.deadline_day
+    workable = [(o, pt) for o in universe.options for pt in o.points if pt.workable]
+    realistic = [(o, pt) for o, pt in workable
+                 if pt.fits and (dl is None or max(o.ready_day, universe.earliest_day) + pt.days <= dl)]
+    costs = [pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min) for _o, pt in (realistic or workable)]
+    return COARSE_UNIT if min(costs, default=COARSE_FROM_USD) >= COARSE_FROM_USD else FINE_UNIT
+
+
+def units(dollars: float, unit: int) -> int:
+    """Round up to the money unit (conservative: the model never under-counts a cost).
+
+    Amounts beyond `MAX_UNITS` cannot be planned with exactly (sums of such terms would overflow int64): they are
+    bad input — absurd prices or assumptions — not a model to build.
+    """
+    v = dollars / unit
+    if not math.isfinite(v) or abs(v) > MAX_UNITS:
+        raise InputError(f"a cost of ${dollars:.3g} is too large to plan with; check prices, rates and risk "
+                         "overrides for absurd values")
+    return int(math.ceil(v - 1e-9))
+
+
+def floor_units(dollars: float, unit: int) -> int:
+    """A limit in money units: the largest whole number of units not above `dollars` (a budget is never exceeded)."""
+    return int(math.floor(dollars / unit + 1e-9))

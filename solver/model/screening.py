@@ -1,0 +1,225 @@
+"""Python presolve: what can be proven about single points before CP-SAT sees them.
+
+Most of a universe's points can never be chosen — too little memory, too late for the deadline, over budget even
+with the cheapest quotes — and each of those facts is *exact* and *local*: a set of groups that, all enforced,
+exclude the point whatever else is decided. They serve twice: the optimisation model leaves such points out
+(their constraints stay in the model; only literals that could never be 1 are spared), and explanations use them
+as proofs that need no solve (`answers/conflicts.py`).
+
+A `Screen` holds these facts for one problem over one universe (and its pair subsets, which share its points):
+it keeps them in its own dictionaries, keyed by point key, so the universe is never written to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..estimate.cost import slip_premium
+from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..inputs.problem import Problem
+from ..inputs.rules import matches_attrs, matches_point, policy_breaches, quote_ids
+from ..inputs.spec import Rule
+from .groups import capacity_group, rule_group
+
+Reasons = list[frozenset[str]]
+"""Point-local reasons: each item is a set of group ids that, all enforced, exclude the point."""
+
+_MEMORY = frozenset({"workload.memory"})
+_DEADLINE = frozenset({"schedule.deadline"})
+_DEADLINE_START = frozenset({"schedule.deadline", "schedule.earliest_start"})
+_RACK_POWER = frozenset({"site.rack_power_kw"})
+_RACKS_POWER = frozenset({"site.racks", "site.rack_power_kw"})
+_RACKS = frozenset({"site.racks"})
+_POWER = frozenset({"site.it_power_kw"})
+
+
+@dataclass(frozen=True)
+class OptionFacts:
+    """The node-count-independent part of an option's screening."""
+
+    breaches: tuple[frozenset[str], ...]
+    first_ready: int
+    forbids: tuple[Rule, ...]
+    capacity: int
+    capacity_groups: frozenset[str]
+
+
+def costs_can_fall(problem: Problem) -> bool:
+    """A rule with a negative `add_pct` can make a plan cost less than its lines: then cost-based screens and
+    bounds are not valid proofs and are switched off."""
+    return any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in problem.spec.rules)
+
+
+class Screen:
+    """Point-local exclusion facts of one problem over one universe (see module docstring)."""
+
+    def __init__(self, problem: Problem, universe: Universe) -> None:
+        self.problem = problem
+        self.universe = universe
+        self.budget_exact = problem.spec.budget.max_usd is not None and not costs_can_fall(problem)
+        self._facts: dict[str, OptionFacts] = {}
+        self._violations: dict[tuple[str, int], Reasons] = {}
+        self._excluded: dict[tuple[str, int], bool] = {}
+
+    def facts(self, o: Option) -> OptionFacts:
+        got = self._facts.get(o.id)
+        if got is None:
+            spec = self.problem.spec
+            a = self.problem.assumptions.values
+            breaches = tuple(frozenset({g}) for g in policy_breaches(spec, o.attrs, [q.kind for q in o.quotes]))
+            first = max(o.ready_day, min(option_quote_ready(q, o, a) for q in o.quotes))
+            forbids = tuple(r for r in spec.rules if r.then == "forbid" and r.when.cost is None
+                            and r.when.quote is None and matches_attrs(r.when, o.attrs))
+            got = OptionFacts(breaches, first, forbids, sum(q.max_nodes for q in o.quotes),
+                              frozenset(capacity_group(q.id) for q in o.quotes))
+            self._facts[o.id] = got
+        return got
+
+    def violations(self, pt: Point, *, capacitated: bool = True) -> Reasons:
+        """Every point-local reason the point can never be chosen (see module docstring).
+
+        `capacitated=False` stops at the first cheap reason and skips the budget reasoning over quote capacities
+        (the costly part, needed only to explain); that partial answer is not kept.
+        """
+        got = self._violations.get(pt.key)
+        if got is not None:
+            return got
+        o = pt.option
+        facts = self.facts(o)
+        spec = self.problem.spec
+        u = self.universe
+        out: Reasons = list(facts.breaches)
+        if not pt.fits:
+            out.append(_MEMORY)
+        if pt.n > facts.capacity:
+            out.append(facts.capacity_groups)
+        if u.deadline_day is not None:
+            if facts.first_ready + pt.days > u.deadline_day:
+                out.append(_DEADLINE)
+            elif spec.schedule.earliest_start is not None and \
+                    max(facts.first_ready, u.earliest_day) + pt.days > u.deadline_day:
+                out.append(_DEADLINE_START)
+        site = spec.site
+        if o.mode == "buy" and site is not None:
+            if pt.racks_with_power is None:
+                out.append(_RACK_POWER)
+            elif pt.racks_with_power > site.racks:
+                out.append(_RACKS_POWER if pt.racks_physical <= site.racks else _RACKS)
+            if pt.power_kw > site.it_power_kw + 1e-9:
+                out.append(_POWER)
+        if out and not capacitated:
+            return out  # excluded already: spare pricing the point
+        if self.budget_exact:
+            out += self._budget(pt, capacitated)
+        for rule in facts.forbids:
+            if matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
+                out.append(frozenset({rule_group(rule.name)}))
+        if capacitated:
+            self._violations[pt.key] = out
+        return out
+
+    def _budget(self, pt: Point, capacitated: bool) -> Reasons:
+        budget = self.problem.spec.budget
+        assert budget.max_usd is not None
+        cash = budget.applies_to == "cash"
+        fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
+        if fixed + pt.n * pt.per_node.extreme(cash, min) > budget.max_usd:
+            return [frozenset({"budget.max_usd"})]
+        if len(pt.option.quotes) > 1 and capacitated:
+            return self._capacitated_budget(pt, fixed, cash, budget.max_usd)
+        return []
+
+    def _capacitated_budget(self, pt: Point, fixed: float, cash: bool, limit: float) -> Reasons:
+        """Budget reasoning over the quotes a point can really use.
+
+        The cheapest split fills the cheapest quotes first (an exact lower bound for a linear cost with box limits;
+        min_nodes and rule delays are ignored, which only makes the bound optimistic). With the deadline enforced,
+        a quote whose capacity arrives too late for this point to finish in time cannot be used at all. An item
+        lists exactly the groups the bound relied on: the budget, the deadline (and earliest start) if they removed
+        quotes, and the capacities the greedy fill exhausted.
+        """
+        o = pt.option
+        u = self.universe
+        a = self.problem.assumptions.values
+        out: Reasons = []
+        variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
+        if u.deadline_day is not None:
+            variants.append((frozenset({"schedule.deadline"}), 0))
+            if self.problem.spec.schedule.earliest_start is not None:
+                variants.append((frozenset({"schedule.deadline", "schedule.earliest_start"}), u.earliest_day))
+        for base, earliest in variants:
+            usable = list(o.quotes)
+            if earliest is not None:
+                assert u.deadline_day is not None
+                usable = [q for q in o.quotes
+                          if max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= u.deadline_day]
+            ranked = sorted((pt.per_node.total(q.id, cash), q.id, q.max_nodes) for q in usable)
+            if not ranked:
+                if base:
+                    out.append(frozenset(base))
+                continue
+            # bound_k: the k cheapest quotes filled to their capacity, the rest at the (k+1)-th quote's price with
+            # its capacity not enforced. Non-decreasing in k; the first k over budget needs only those k capacities.
+            rest, spend = pt.n, fixed
+            for k, (per, _qid, cap) in enumerate(ranked):
+                if spend + rest * per > limit:
+                    out.append(frozenset(base | {"budget.max_usd"} | {capacity_group(r[1]) for r in ranked[:k]}))
+                    break
+                take = min(rest, cap)
+                spend += take * per
+                rest -= take
+                if rest == 0:
+                    break
+            else:
+                if base:
+                    out.append(frozenset(base | {capacity_group(q.id) for q in usable}))
+        return out
+
+    def excluded(self, pt: Point) -> bool:
+        """Whether optimisation (every group enforced) can leave the point out of the model."""
+        got = self._excluded.get(pt.key)
+        if got is None:
+            got = pt.n < min(q.min_nodes for q in pt.option.quotes) or bool(
+                self._violations[pt.key] if pt.key in self._violations else
+                self.violations(pt, capacitated=False))
+            self._excluded[pt.key] = got
+        return got
+
+    def known(self, pt: Point) -> Reasons | None:
+        """The point's full reasons if they were computed already (cheap membership test for explanations)."""
+        return self._violations.get(pt.key)
+
+    def dominated_quotes(self, o: Option, pts: list[Point], protect: frozenset[str] = frozenset()) -> set[str]:
+        """Quotes another quote of the same option beats on everything (presolve for optimisation only).
+
+        q is dominated by d when d alone can supply any point of the option (capacity at least the largest node
+        count, min_nodes no larger than q's), is ready no later, has no larger slip premium, is no dearer per node
+        at every point (cost and cash), is not an estimate unless q is, and no rule names either (nor `protect`):
+        then moving q's nodes to d never makes a plan worse or infeasible. Ties keep the smaller id, so the result
+        is deterministic.
+        """
+        a = self.problem.assumptions.values
+        named = {qid for r in self.problem.spec.rules for qid in (quote_ids(r.when) or [])} | protect
+        top = max((pt.n for pt in pts), default=0)
+        ready = {q.id: option_quote_ready(q, o, a) for q in o.quotes}
+        slip = {q.id: slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money) for q in o.quotes}
+        out: set[str] = set()
+        for q in o.quotes:
+            if q.id in named:
+                continue
+            for d in o.quotes:
+                if d.id == q.id or d.id in named or d.id in out or d.max_nodes < top or d.min_nodes > q.min_nodes:
+                    continue
+                if ready[d.id] > ready[q.id] or slip[d.id] > slip[q.id] or \
+                        (d.kind == "estimate" and q.kind != "estimate"):
+                    continue
+                pairs = [((pt.per_node.cost(d.id), pt.per_node.cash(d.id)),
+                          (pt.per_node.cost(q.id), pt.per_node.cash(q.id))) for pt in pts]
+                if any(dl[0] > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
+                    continue
+                strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or \
+                    ready[d.id] < ready[q.id] or slip[d.id] < slip[q.id]
+                if strict or d.id < q.id:
+                    out.add(q.id)
+                    break
+        return out

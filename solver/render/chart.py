@@ -1,0 +1,37 @@
+"""Sensitivity sweeps as a picture: plan cost against each swept input (needs the optional `chart` extra)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from ..errors import InputError
+
+
+def check_available(path: str) -> None:
+    """Refuse `--chart` before any work when matplotlib is not installed, or the format is not PNG/SVG/PDF."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError("charts need matplotlib: pip install 'plan[chart]'", origin=f"--chart {path}")
+    if not path.lower().endswith((".png", ".svg", ".pdf")):
+        raise InputError("expected a .png, .svg or .pdf file name", origin=f"--chart {path}")
+
+
+def chart(sweep_rows: dict[str, list[dict[str, Any]]], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, rows in sweep_rows.items() if rows]
+    fig, axes = plt.subplots(1, max(1, len(names)), figsize=(4 * max(1, len(names)), 3.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = sweep_rows[name]
+        xs = [r["value"] for r in rows]
+        ys = [(r["cost_usd"] or 0) / 1e6 for r in rows]
+        ax.plot(xs, ys, marker="o")
+        for x, y, r in zip(xs, ys, rows):
+            ax.annotate((r["option"] or "none").split("/")[0], (x, y), fontsize=6, rotation=30)
+        ax.set_title(name)
+        ax.set_ylabel("cost ($M)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,150 @@
+"""Every CP-SAT call `plan` makes goes through `Engine.solve`: one place for limits, determinism, Ctrl-C and debug.
+
+- **Determinism.** One worker (unless asked), seed 0, a *deterministic* time limit per call (`--time-limit`,
+  seconds of CP-SAT's deterministic clock), so the same model gives the same answer on any machine and load.
+- **ortools 9.15 workarounds.** `presolve_inclusion_work_limit = 0` against the wrong certified optimum of
+  google/or-tools#5293; presolve off for reading assumption cores (google/or-tools#5141). Probing and symmetry
+  detection are off: our models are small one-hot selections where they cost more than they save.
+- **Ctrl-C.** CP-SAT catches SIGINT itself by default and ends the search early *as if it had finished*, so an
+  interrupted search could be reported as a proof (it was: a runner-up 0.03% off its proven optimum, "OPTIMAL").
+  Here CP-SAT's handler is off, the search runs in a worker thread, and the main thread waits; Ctrl-C raises
+  `KeyboardInterrupt` in the main thread, which stops the search, waits for it, and raises `Interrupted`. No
+  result of an interrupted search is ever returned.
+- **Debugging.** With a debug folder (`--debug-model DIR`) every model is written as text protobuf with the
+  solver's log next to it, numbered in call order.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InternalError, Interrupted
+from ..model.cpsat import cp_model
+
+log = logging.getLogger(__name__)
+
+WAIT_SECONDS = 0.05
+"""How often the main thread wakes while a search runs: the delay between Ctrl-C and the search being stopped."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What bounds one CP-SAT call: deterministic seconds, workers, and where to write models for debugging."""
+
+    time_limit: float = 20.0
+    workers: int = 1
+    debug_dir: str | None = None
+
+
+OPTIMAL = "optimal"
+FEASIBLE = "feasible"
+INFEASIBLE = "infeasible"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished CP-SAT call: `optimal` (proven), `feasible` (a solution, not proven: the time limit), `infeasible`
+    (proven), `unknown` (the time limit, no solution); `solver` answers `value(...)` when there is a solution."""
+
+    status: str
+    solver: cp_model.CpSolver
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (OPTIMAL, FEASIBLE)
+
+    def value(self, expr: Any) -> int:
+        return int(self.solver.value(expr))
+
+    def bound(self) -> int:
+        """The proven lower bound of a minimisation (integer objective)."""
+        return int(math.ceil(self.solver.best_objective_bound - 1e-6))
+
+
+_STATUS = {cp_model.OPTIMAL: OPTIMAL, cp_model.FEASIBLE: FEASIBLE, cp_model.INFEASIBLE: INFEASIBLE,
+           cp_model.UNKNOWN: UNKNOWN}
+
+
+class Engine:
+    """Runs the CP-SAT calls of one command with its limits (see module docstring)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.calls = 0
+
+    def solver(self, *, presolve: bool = True) -> cp_model.CpSolver:
+        s = cp_model.CpSolver()
+        p = s.parameters
+        p.num_workers = self.limits.workers
+        p.random_seed = 0
+        p.max_deterministic_time = self.limits.time_limit
+        p.presolve_inclusion_work_limit = 0
+        p.cp_model_probing_level = 0
+        p.symmetry_level = 0
+        p.catch_sigint_signal = False
+        if not presolve:
+            p.cp_model_presolve = False
+            p.keep_all_feasible_solutions_in_presolve = True
+        return s
+
+    def solve(self, model: cp_model.CpModel, *, label: str, presolve: bool = True) -> Outcome:
+        """Solve `model` (with its current objective, assumptions and hints); see the module docstring."""
+        self.calls += 1
+        solver = self.solver(presolve=presolve)
+        log_file = self._debug(model, solver, label)
+        try:
+            status = _interruptible(solver, model)
+        finally:
+            if log_file is not None:
+                log_file.close()
+        if status == cp_model.MODEL_INVALID:
+            raise InternalError(f"CP-SAT model invalid ({label}): {model.validate()[:300]}")
+        name = _STATUS.get(status, UNKNOWN)
+        log.debug("CP-SAT %s: %s in %.3f s (deterministic %.3f)", label, name, solver.wall_time,
+                  solver.deterministic_time)
+        return Outcome(name, solver)
+
+    def _debug(self, model: cp_model.CpModel, solver: cp_model.CpSolver, label: str) -> Any:
+        if not self.limits.debug_dir:
+            return None
+        stem = Path(self.limits.debug_dir) / f"{self.calls:04d}-{re.sub(r'[^A-Za-z0-9.-]+', '_', label)[:80]}"
+        model.export_to_file(str(stem) + ".pbtxt")
+        fh = open(str(stem) + ".log", "w", encoding="utf-8")
+        solver.parameters.log_search_progress = True
+        solver.parameters.log_to_stdout = False
+        solver.log_callback = lambda line: fh.write(line + "\n")
+        return fh
+
+
+def _interruptible(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
+    """`solver.solve(model)` in a worker thread, so that Ctrl-C reaches the main thread while it runs."""
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["status"] = solver.solve(model)
+        except BaseException as exc:  # re-raised in the calling thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="cp-sat", daemon=True)
+    worker.start()
+    try:
+        while not done.wait(WAIT_SECONDS):
+            pass
+    except KeyboardInterrupt:
+        solver.stop_search()
+        done.wait()
+        raise Interrupted("interrupted") from None
+    if "error" in box:
+        raise box["error"]
+    return box["status"]

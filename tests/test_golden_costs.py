@@ -1,0 +1,212 @@
+"""Golden plans: every cost and cash line, and the dates, computed by hand here from the catalog numbers.
+
+One plan per procurement mode — bought servers (depreciation, network and storage share, energy, failure rework,
+estimated-price premium, delivery slip), cloud capacity under a commitment that outlasts the run, a managed
+contract with porting from PyTorch to TPU — each forced by a `require` rule so the decision is known. The numbers
+come from the catalog YAML read here with PyYAML (not through `plan`), and the formulas are written out below from
+the documented model (README "How the estimates are computed"); nothing calls the code under test except the
+solve itself, through the command line. A formula bug in the estimators, the price templates or the model shows
+here as a line that does not match.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CAT = ROOT / "catalogs"
+HOURS_PER_MONTH = 8760 / 12
+
+
+def _number(v: Any) -> Any:
+    """A catalog figure as a number: PyYAML reads 1.0e11 and 25k as strings (YAML 1.1), plan reads them as numbers."""
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            if v[-1:] in "kKMBT" and v[:-1].replace(".", "", 1).isdigit():
+                return float(v[:-1]) * {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}[v[-1]]
+    return v
+
+
+def _leaves(node: Any) -> Any:
+    """The assumptions tree with each sourced leaf replaced by its value."""
+    if isinstance(node, dict) and "value" in node and "source" in node:
+        v = node["value"]
+        return {k: _number(x) for k, x in v.items()} if isinstance(v, dict) else _number(v)
+    if isinstance(node, dict):
+        return {k: _leaves(v) for k, v in node.items()}
+    return node
+
+
+A = _leaves(yaml.safe_load((CAT / "assumptions.yaml").read_text())["assumptions"])
+SYSTEMS = {s["id"]: s for s in yaml.safe_load((CAT / "systems.yaml").read_text())["systems"]}
+ACCELS = {a["id"]: a for a in yaml.safe_load((CAT / "accelerators.yaml").read_text())["accelerators"]}
+
+
+def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: int, system: str, nodes: int,
+               delay_cost: float = 0.0) -> tuple[float, float]:
+    """(ideal, expected wall) hours: FLOPs = (6·P + 12·L·h·s)·T over GPUs × dense BF16 peak × MFU × scale-out
+    efficiency, then Young/Daly checkpointing and Llama 3 interruptions (README)."""
+    sys_ = SYSTEMS[system]
+    acc = ACCELS[sys_["accelerator"]]
+    c = A["compute"]
+    gpus = nodes * sys_["per_node"]
+    size = 1.0 if params >= c["size_reference_params"] else max(
+        c["size_floor"], 1 - c["size_penalty_per_decade"] * math.log10(c["size_reference_params"] / params))
+    seqf = 1.0 if seq <= c["seq_reference"] else max(
+        c["seq_floor"], 1 - c["seq_penalty_per_doubling"] * math.log2(seq / c["seq_reference"]))
+    mfu = min(c["max_mfu"], c["mfu_base"][acc["software"]] * c["class_factor"][acc["class"]] * size * seqf)
+    net = A["scale_out"][sys_["network"]]
+    eff = net["intra"] if sys_["per_node"] > 1 else 1.0
+    if nodes > 1:
+        eff *= 1 - net["per_doubling"] * math.log2(nodes)
+    eff = max(net["floor"], eff)
+    flops = (6 * params + 12 * layers * hidden * seq) * tokens
+    ideal = flops / (gpus * acc["bf16_tflops"]["value"] * 1e12 * mfu * eff) / 3600
+    r = A["reliability"]
+    lam = r["interruptions_per_gpu_hour"][acc["class"]] * gpus
+    delta = r["checkpoint_bytes_per_param"] * params / (r["checkpoint_write_gbps_per_node"] * 1e9 * nodes) / 3600
+    tau = math.sqrt(2 * delta / lam)
+    wall = ideal * (1 + delta / tau) / (1 - lam * (r["restart_hours"] + tau / 2))
+    return ideal, wall
+
+
+def operations(mode: str, nodes: int, gpus: int, wall: float) -> float:
+    fte = A["money"]["ops_fte"][mode]
+    engineers = (fte["base"] if nodes > 1 else 0.0) + fte["per_1000_gpus"] * gpus / 1000
+    return engineers * A["money"]["engineer_usd_per_month"] * max(wall, A["money"]["ops_min_days"] * 24) / HOURS_PER_MONTH
+
+
+def porting(software: str, framework: str) -> float:
+    return A["porting"][software][framework]["weeks"] * A["money"]["engineer_usd_per_month"] * 12 / 52
+
+
+def solve(tmp: Path, problem: str, quote: str) -> dict[str, Any]:
+    (tmp / "q.yaml").write_text(quote)
+    (tmp / "p.yaml").write_text(problem)
+    r = CliRunner().invoke(main, ["solve", str(tmp / "p.yaml"), "--quotes", str(tmp / "q.yaml"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["plan"]
+
+
+def assert_lines(got: dict[str, float], want: dict[str, float]) -> None:
+    """Every line the plan reports equals the hand figure (to a dollar: JSON rounds each line), and nothing else."""
+    got = {k: v for k, v in got.items() if k != "total" and abs(v) >= 0.5}
+    want = {k: v for k, v in want.items() if abs(v) >= 0.5}
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, abs=1.0), k
+
+
+def test_bought_servers(tmp_path: Path) -> None:
+    plan = solve(tmp_path, """
+name: golden-buy
+as_of: 2026-12-01
+workload: {method: pretrain, params: 10B, tokens: 20B, seq_len: 2048, layers: 32, hidden: 4096}
+site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40, electricity_usd_per_kwh: 0.10, pue: 1.25}
+policy: {modes: [buy], accelerators: {include: [h100-sxm]}}
+risk: {money: {delay_cost_usd_per_day: 10k}}
+rules: [{name: golden, when: {quote: golden-buy, nodes: {eq: 2}}, then: require}]
+""", """
+quotes:
+- {id: golden-buy, system: dgx-h100, mode: buy, vendor: test, price_usd: 250k, max_nodes: 4, lead_time_days: 30,
+   lead_time_p90_days: 60, quoted_on: 2026-11-20, valid_until: 2027-03-31, kind: estimate, source: test}
+""")
+    assert plan["option"] == "dgx-h100/buy" and plan["nodes"] == 2 and plan["quotes"][0]["id"] == "golden-buy"
+    assert [q["nodes"] for q in plan["quotes"]] == [2]
+    ideal, wall = hand_hours(params=10e9, tokens=20e9, layers=32, hidden=4096, seq=2048, system="dgx-h100", nodes=2)
+    m = A["money"]
+    life = m["depreciation_years"] * 365 * 24
+    install = A["install_days"]["datacenter"] * 24
+
+    def share(hours: float) -> float:
+        return min(1.0, (install + hours) / life) * (1 - m["residual_fraction"])
+
+    capex = 2 * 250_000
+    extra = m["storage_capex_fraction"] + m["network_capex_fraction"]          # two nodes: network too
+    kw = SYSTEMS["dgx-h100"]["node_kw"]["value"] * 2 * 1.25                    # IT kW x PUE
+    cost = {
+        "compute": capex * share(ideal),
+        "network_storage": capex * extra * share(ideal),
+        "energy": kw * ideal * 0.10,
+        "failure_rework": capex * (1 + extra) * (share(wall) - share(ideal)) + kw * (wall - ideal) * 0.10,
+        "operations": operations("buy", 2, 16, wall),
+        "delivery_slip": (60 - 30) * 10_000,
+        "estimate_price": capex * (1 + extra) * share(wall) * m["estimate_price_risk_pct"] / 100,
+    }
+    cash = {"compute": capex, "network_storage": capex * extra, "energy": kw * ideal * 0.10,
+            "failure_rework": kw * (wall - ideal) * 0.10, "operations": operations("buy", 2, 16, wall)}
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)
+    assert plan["cost_usd"]["total"] == pytest.approx(sum(cost.values()), abs=2)
+    start = date(2026, 12, 1) + timedelta(days=math.ceil(60 + A["install_days"]["datacenter"]))  # p90 + install
+    assert plan["start"] == start.isoformat()
+    assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
+    assert plan["training_days"] == pytest.approx(wall / 24, abs=0.01)
+
+
+def test_cloud_commitment_outlasting_the_run(tmp_path: Path) -> None:
+    plan = solve(tmp_path, """
+name: golden-cloud
+as_of: 2026-12-01
+workload: {method: full_finetune, params: 7B, tokens: 1B, seq_len: 4096, layers: 32, hidden: 4096}
+policy: {modes: [cloud], accelerators: {include: [b200]}}
+rules: [{name: golden, when: {quote: golden-cloud, nodes: {eq: 1}}, then: require}]
+""", """
+quotes:
+- {id: golden-cloud, system: dgx-b200, mode: cloud, vendor: test, usd_per_gpu_hour: 4.00, commit_months: 1,
+   max_nodes: 2, lead_time_days: 7, lead_time_p90_days: 10, quoted_on: 2026-11-20, valid_until: 2027-03-31,
+   kind: negotiated, source: test}
+""")
+    assert plan["option"] == "dgx-b200/cloud" and plan["quotes"] == [
+        {**plan["quotes"][0], "id": "golden-cloud", "nodes": 1}]
+    ideal, wall = hand_hours(params=7e9, tokens=1e9, layers=32, hidden=4096, seq=4096, system="dgx-b200", nodes=1)
+    floor = 1 * HOURS_PER_MONTH
+    assert wall < floor, "the run is shorter than the one-month commitment, which is billed whole"
+    lines = {"compute": 4.00 * 8 * max(ideal, floor), "failure_rework": 4.00 * 8 * (max(wall, floor) - max(ideal, floor)),
+             "operations": operations("cloud", 1, 8, wall), "porting": porting("cuda", "pytorch")}
+    assert lines["compute"] == pytest.approx(23_360)                                # $4 x 8 GPUs x 730 h
+    assert_lines(plan["cost_usd"], lines)
+    assert_lines(plan["cash_usd"], lines)                                           # no premium: cost = cash
+    start = date(2026, 12, 1) + timedelta(days=10)                                  # p90 lead time, no install
+    assert plan["start"] == start.isoformat()
+    assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
+
+
+def test_managed_contract_with_porting(tmp_path: Path) -> None:
+    plan = solve(tmp_path, """
+name: golden-managed
+as_of: 2026-12-01
+workload: {method: full_finetune, params: 7B, tokens: 2B, seq_len: 4096, layers: 32, hidden: 4096,
+           framework: pytorch}
+policy: {modes: [managed], accelerators: {include: [tpu7x]}}
+rules: [{name: golden, when: {quote: golden-managed, nodes: {eq: 2}}, then: require}]
+""", """
+quotes:
+- {id: golden-managed, system: tpu7x-4, mode: managed, vendor: test, usd_per_month: 20k, commit_months: 2,
+   max_nodes: 8, lead_time_days: 14, quoted_on: 2026-11-20, valid_until: 2027-06-30, kind: list, source: test}
+""")
+    assert plan["option"] == "tpu7x-4/managed" and plan["nodes"] == 2
+    assert [(q["id"], q["nodes"]) for q in plan["quotes"]] == [("golden-managed", 2)]
+    ideal, wall = hand_hours(params=7e9, tokens=2e9, layers=32, hidden=4096, seq=4096, system="tpu7x-4", nodes=2)
+    months_ideal, months_wall = max(ideal / HOURS_PER_MONTH, 2), max(wall / HOURS_PER_MONTH, 2)
+    lines = {"compute": 20_000 * 2 * months_ideal, "failure_rework": 20_000 * 2 * (months_wall - months_ideal),
+             "porting": porting("xla", "pytorch"), "operations": operations("managed", 2, 8, wall)}
+    assert lines["porting"] == pytest.approx(16 * 25_000 * 12 / 52)                 # 16 engineer-weeks
+    assert_lines(plan["cost_usd"], lines)
+    assert_lines(plan["cash_usd"], lines)
+    # porting PyTorch to TPU takes longer than the 14-day lead time: training starts when porting is done
+    start = date(2026, 12, 1) + timedelta(days=A["porting"]["xla"]["pytorch"]["delay_days"])
+    assert plan["start"] == start.isoformat()
+    assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()

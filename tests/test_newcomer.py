@@ -1,0 +1,132 @@
+"""What a new user runs into first: changing a quote, typos, templates, readable tables, progress, completion."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from cli import main
+from solver.render.progress import Spinner
+
+REPO = Path(__file__).resolve().parent.parent
+FINETUNE = str(REPO / "constraints" / "finetune-70b.yaml")
+QUOTE = "lambda-b200-8x-ondemand"
+
+
+def run(*args: str) -> object:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_set_changes_any_field_of_a_quote() -> None:
+    r = run("solve", FINETUNE, "--set", f"quotes.{QUOTE}.usd_per_gpu_hour=0.50", "--format", "json")
+    assert r.exit_code == 0
+    plan = json.loads(r.stdout)["plan"]
+    assert [(q["id"], q["price"]) for q in plan["quotes"]] == [(QUOTE, 0.5)]
+    r = run("solve", FINETUNE, "--set", f"quotes.{QUOTE}.usd_per_gpu_hour=-1")
+    assert r.exit_code == 2 and r.stderr.startswith(f"error: --set quotes.{QUOTE}.usd_per_gpu_hour=-1: ")
+    r = run("solve", FINETUNE, "--set", "quotes.lambda-b200-8x-ondemnd.max_nodes=4")
+    assert r.exit_code == 2 and f"did you mean '{QUOTE}'" in r.stderr
+    r = run("solve", FINETUNE, "--set", f"quotes.{QUOTE}.max_nodez=4")
+    assert r.exit_code == 2 and "did you mean 'max_nodes'" in r.stderr
+
+
+def test_a_quotes_file_entry_with_a_known_id_changes_only_its_fields(tmp_path: Path) -> None:
+    q = tmp_path / "q.yaml"
+    q.write_text(f"quotes:\n- {{id: {QUOTE}, usd_per_gpu_hour: 0.50}}\n")
+    r = run("catalog", "quotes", "--quotes", str(q), "--id", QUOTE, "--format", "json")
+    row = json.loads(r.stdout)[0]
+    bundled = json.loads(run("catalog", "quotes", "--id", QUOTE, "--format", "json").stdout)[0]
+    assert row["price"] == "$0.50/GPU-h"
+    assert {k: v for k, v in row.items() if k != "price"} == {k: v for k, v in bundled.items() if k != "price"}
+
+
+def test_a_new_quote_reports_every_missing_field_at_once(tmp_path: Path) -> None:
+    q = tmp_path / "q.yaml"
+    q.write_text("quotes:\n- {id: brand-new, usd_per_gpu_hour: 2.0}\n")
+    r = run("solve", FINETUNE, "--quotes", str(q))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    for field in ("system", "mode", "vendor", "max_nodes", "lead_time_days", "quoted_on", "valid_until", "kind",
+                  "source"):
+        assert field in r.stderr, field
+    assert "required fields are missing" in r.stderr and f"{q}:2" in r.stderr
+
+
+def test_a_quote_template_round_trips(tmp_path: Path) -> None:
+    r = run("catalog", "quotes", "--id", QUOTE, "--format", "yaml")
+    assert r.exit_code == 0
+    data = yaml.safe_load(r.stdout)
+    assert data["quotes"][0]["id"] == QUOTE and data["quotes"][0]["usd_per_gpu_hour"] == 6.69
+    data["quotes"][0]["id"] = "my-copy"
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(data))
+    copy = json.loads(run("catalog", "quotes", "--quotes", str(tmp_path / "q.yaml"), "--id", "my-copy",
+                          "--format", "json").stdout)[0]
+    original = json.loads(run("catalog", "quotes", "--id", QUOTE, "--format", "json").stdout)[0]
+    assert {**copy, "id": QUOTE} == original
+    r = run("catalog", "quotes", "--id", "lambda-b200", "--format", "yaml")
+    assert r.exit_code == 2 and "did you mean" in r.stderr and f"'{QUOTE}'" in r.stderr
+
+
+def test_catalog_tables_fit_a_terminal_and_sources_resolve() -> None:
+    for what in ("accelerators", "systems", "quotes"):
+        out = run("catalog", what).stdout
+        assert max(len(line) for line in out.splitlines()) <= 140, what
+    sources = run("catalog", "sources", "--id", "S1")
+    assert sources.exit_code == 0 and "glennklockwood.com" in sources.stdout
+
+
+def test_report_reads_naturally() -> None:
+    out = run("solve", FINETUNE).stdout
+    assert "1 node = 8 GPUs" in out and "1 nodes" not in out
+    rows = [line for line in out.split("Options that cannot work:")[1].splitlines() if line.strip()]
+    buy = [line for line in rows if " buy " in line]
+    assert len(buy) == 1 and buy[0].startswith("(all ") and "policy.modes" in buy[0], buy  # one row, not ~25
+    header = rows[0].split()
+    assert header[:2] == ["accelerator", "mode"], "one vocabulary: accelerator and mode in their own columns"
+
+
+def test_a_relaxation_shows_exact_dollars_at_the_boundary() -> None:
+    r = run("solve", FINETUNE, "--set", "budget.max_usd=1k")
+    assert r.exit_code == 1
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("budget.max_usd") and "->" in x)
+    assert "$1,000 -> $" in line and "(+$" in line
+    frm, to = line.split("->")
+    assert to.split()[0] != frm.split()[-1]
+
+
+def test_progress_only_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet = io.StringIO()
+    with Spinner(quiet) as s:
+        s.message = "solving"
+        time.sleep(0.05)
+    assert quiet.getvalue() == "", "nothing is drawn when stderr is not a terminal"
+    tty = Tty()
+    import solver.render.progress as progress
+    old = progress.DELAY_SECONDS
+    progress.DELAY_SECONDS = 0.0
+    try:
+        with Spinner(tty) as s:
+            s.message = "solving b200/cloud"
+            time.sleep(0.35)
+    finally:
+        progress.DELAY_SECONDS = old
+    text = tty.getvalue()
+    assert "solving b200/cloud" in text and text.endswith("\r\x1b[2K"), "the line is erased at the end"
+
+
+def test_shell_completion_script() -> None:
+    """The README's `eval "$(_PLAN_COMPLETE=bash_source plan)"` gets a bash completion function."""
+    r = subprocess.run([sys.executable, "-c", "import cli; cli.main(prog_name='plan')"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "_PLAN_COMPLETE": "bash_source"})
+    assert "_plan_completion" in r.stdout and "complete -o" in r.stdout, (r.stdout, r.stderr)

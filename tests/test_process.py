@@ -1,0 +1,203 @@
+"""`plan` as a process: Ctrl-C, pipes, full disks, closed streams, output files, garbage collection.
+
+These run the real console script path (`python cli.py`, which calls `cli.entry`) in child processes, since signals,
+pipes and file descriptors are what is being tested.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import solver.answers.report as report
+from cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+DATACENTER = "constraints/datacenter.yaml"
+FINETUNE = "constraints/finetune-70b.yaml"
+SLOW = ["explain", DATACENTER, "--why-not", "h100-sxm"]   # a few seconds of explanation solves
+
+
+def _run(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "cli.py", *args], cwd=REPO, capture_output=True, text=True, check=False,
+                          timeout=300, **kw)
+
+
+@pytest.fixture(scope="module")
+def slow_answer() -> str:
+    r = _run(*SLOW)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+# ---------------------------------------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.9, 1.7, 2.6])
+def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
+    """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already
+    finished, its complete, unchanged answer. Never a partial answer, never a traceback, never exit 1."""
+    p = subprocess.Popen([sys.executable, "cli.py", *SLOW], cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert "Traceback" not in err
+    if p.returncode == 130:
+        assert out == "" and err.strip().endswith("interrupted")
+    else:
+        assert p.returncode == 0, (p.returncode, err)
+        assert out == slow_answer
+
+
+def test_an_interrupted_search_is_never_reported(slow_answer: str) -> None:
+    """The engine stops the CP-SAT search on Ctrl-C and raises; CP-SAT's own handler (which ends a search as if it
+    had finished) is off, so no interrupted search can come back as a proof."""
+    from solver.model.cpsat import cp_model
+    from solver.solve.engine import Engine, Limits
+    assert Engine(Limits()).solver().parameters.catch_sigint_signal is False
+    assert cp_model.CpSolver().parameters.catch_sigint_signal is True, "the default this guards against"
+
+
+# ---------------------------------------------------------------------------------------------- pipes, disks
+
+
+def test_a_reader_that_stops_early_is_exit_0() -> None:
+    """`plan solve … | head -3`: the reader goes away; plan exits 0 quietly, every time."""
+    for _ in range(4):
+        p = subprocess.Popen([sys.executable, "cli.py", "solve", FINETUNE], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        assert p.stdout is not None and p.stderr is not None
+        for _line in range(3):
+            p.stdout.readline()
+        p.stdout.close()
+        err = p.stderr.read()
+        assert p.wait(timeout=120) == 0, err
+        assert "Traceback" not in err
+
+
+def test_a_full_disk_is_one_line_and_exit_2() -> None:
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "cli.py", "solve", FINETUNE], cwd=REPO, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == "error: cannot write the answer to standard output: disk full"
+    assert "Traceback" not in r.stderr
+
+
+def test_a_closed_stdout_is_one_line_and_exit_2() -> None:
+    r = subprocess.run([sys.executable, "cli.py", "solve", FINETUNE], cwd=REPO, stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert r.returncode == 2
+    assert "standard output is closed" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------------------------------- --save
+
+
+@pytest.fixture
+def no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if a solve starts: output paths must be checked before any work."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the solve ran before the output path was checked")
+    monkeypatch.setattr(report, "solve_and_explain", refuse)
+
+
+def _unwritable_folder(tmp_path: Path) -> Path:
+    """A folder no one can create files in: read-only for a normal user; for root, a kernel file system."""
+    if os.geteuid() == 0:
+        return Path("/sys/kernel")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    return folder
+
+
+@pytest.mark.parametrize("case", ["missing-folder", "read-only-folder", "a-folder", "a-device"])
+def test_save_target_is_checked_before_solving(case: str, tmp_path: Path, no_solve: None) -> None:
+    target = {"missing-folder": tmp_path / "no-such-dir" / "plan.json",
+              "read-only-folder": _unwritable_folder(tmp_path) / "plan.json",
+              "a-folder": tmp_path, "a-device": Path("/dev/full")}[case]
+    r = CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--save", str(target)])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"error: --save {target}: ") and r.stderr.count("\n") == 1, r.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode), "a device is never replaced by a file"
+
+
+def test_save_honours_the_umask_and_keeps_an_existing_mode(tmp_path: Path) -> None:
+    new = tmp_path / "new.json"
+    old = os.umask(0o022)
+    try:
+        assert CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--save", str(new)]).exit_code == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
+    private = tmp_path / "private.json"
+    private.write_text("{}")
+    private.chmod(0o600)
+    assert CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--save", str(private)]).exit_code == 0
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert json.loads(private.read_text())["kind"] == "plan-result"
+
+
+def test_save_removes_temporary_files_a_killed_run_left(tmp_path: Path) -> None:
+    target = tmp_path / "plan.json"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = tmp_path / f".plan.json.{dead.pid}.tmp"
+    leftover.write_text("")
+    assert CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--save", str(target)]).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+def test_concurrent_saves_leave_one_whole_plan(tmp_path: Path) -> None:
+    target = tmp_path / "plan.json"
+    procs = [subprocess.Popen([sys.executable, "cli.py", "solve", FINETUNE, "--save", str(target)], cwd=REPO,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(3)]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    assert json.loads(target.read_text())["result"]["plan"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+def test_save_replaces_a_symlink_not_its_target(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("keep")
+    link = tmp_path / "plan.json"
+    link.symlink_to(elsewhere)
+    assert CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--save", str(link)]).exit_code == 0
+    assert not link.is_symlink() and json.loads(link.read_text())["kind"] == "plan-result"
+    assert elsewhere.read_text() == "keep"
+
+
+# ---------------------------------------------------------------------------------------------- the process
+
+
+def test_garbage_collection_is_restored_after_a_command() -> None:
+    assert gc.isenabled()
+    r = CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--format", "json"])
+    assert r.exit_code == 0
+    assert gc.isenabled(), "a command pauses collection while it runs and restores it after"
+
+
+def test_debug_model_writes_every_model_and_its_log(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    r = CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--debug-model", str(folder), "--format", "json"])
+    assert r.exit_code == 0
+    models = sorted(folder.glob("*.pbtxt"))
+    logs = sorted(folder.glob("*.log"))
+    assert models and len(models) == len(logs)
+    assert "variables" in models[0].read_text()
+    assert any("Starting" in p.read_text() or "#Done" in p.read_text() or "CpSolverResponse" in p.read_text()
+               for p in logs)
+    plain = CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--format", "json"])
+    assert plain.stdout == r.stdout, "logging the search does not change the answer"
