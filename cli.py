@@ -49,13 +49,18 @@ class Seconds(click.ParamType):
         return v
 
 
+_CONSOLE_SCRIPT = False
+"""True when `entry` runs the command: the process ends with `os._exit` right after it."""
+
+
 def _process(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Run a command body under `console.run` (it receives the output buffer as `out`) and exit with its code."""
 
     @wraps(fn)
     def wrapper(*args: Any, verbose: bool = False, debug: bool = False, **kwargs: Any) -> None:
         from solver.render.console import run
-        sys.exit(run(lambda out: fn(*args, out=out, verbose=verbose, **kwargs), verbose=verbose, debug=debug))
+        sys.exit(run(lambda out: fn(*args, out=out, verbose=verbose, **kwargs), verbose=verbose, debug=debug,
+                     process_ends=_CONSOLE_SCRIPT))
     return wrapper
 
 
@@ -130,22 +135,22 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
     from dataclasses import replace
 
-    from solver.answers import history
     from solver.answers.report import solve_and_explain
-    from solver.inputs.saved import load_saved
     from solver.render.console import STATUS_EXIT
-    from solver.render.diff import render_diff
-    from solver.render.files import check_target, write_atomic
-    from solver.render.jsonout import result_dict, snapshot, to_json
+    from solver.render.jsonout import result_dict, to_json
     from solver.render.text import render_result
-    from solver.solve.pipeline import Hint
 
     if save_to:
+        from solver.render.files import check_target
         check_target(save_to, "--save")
-    old = load_saved(compare_to) if compare_to else None
+    old = None
+    if compare_to:
+        from solver.inputs.saved import load_saved
+        old = load_saved(compare_to)
     problem = _load(file, sets, quotes)
     settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
     if old is not None and old["result"].get("plan"):
+        from solver.solve.pipeline import Hint
         prev = old["result"]["plan"]
         settings = replace(settings, hint=Hint(prev["option"], prev["nodes"],
                                                tuple((q["id"], q["nodes"]) for q in prev["quotes"])))
@@ -155,8 +160,11 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     spec = problem.spec
     data = result_dict(result)
     if save_to or old is not None:
+        from solver.answers import history
+        from solver.render.jsonout import snapshot
         snap = snapshot(problem, result, ctx.universe)
         if save_to:
+            from solver.render.files import write_atomic
             write_atomic(save_to, to_json(snap))
         if old is not None:
             d = history.diff(old, snap)
@@ -169,8 +177,8 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
                                 applies_to=spec.budget.applies_to, modes=spec.policy.modes, top=top,
                                 markdown=fmt == "markdown", verbose=verbose))
         if old is not None:
-            title = f"Changes since {compare_to}:"
-            text = render_diff(data["diff"], data["previous_plan_today"], title=title)
+            from solver.render.diff import render_diff
+            text = render_diff(data["diff"], data["previous_plan_today"], title=f"Changes since {compare_to}:")
             out.write("\n" + (f"## Changes since `{compare_to}`\n\n```\n{text}```\n" if fmt == "markdown" else text))
         out.note(f"(solved in {result.solve_seconds:.2f} s; money unit ${result.unit:,} in the model)")
     return STATUS_EXIT[result.status]
@@ -391,8 +399,10 @@ def entry() -> None:
     Commands write their output before they return (`console.run`), so after flushing the two standard streams
     nothing is lost by `os._exit`. Usage errors and Ctrl-C outside a command are handled here with the same codes.
     """
+    global _CONSOLE_SCRIPT
     from solver.render.console import EXIT_INTERRUPTED
     signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
+    _CONSOLE_SCRIPT = True
     try:
         main.main(standalone_mode=False)
         code: Any = 0

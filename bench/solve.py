@@ -30,11 +30,12 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from solver.brute import brute_force  # noqa: E402
-from solver.catalog import load_catalog  # noqa: E402
-from solver.model import build, money_unit  # noqa: E402
-from solver.problem import load_problem  # noqa: E402
-from solver.solve import SolveSettings, prepare, solve_problem  # noqa: E402
+from solver.answers.report import solve_and_explain  # noqa: E402
+from solver.inputs.catalog import load_catalog  # noqa: E402
+from solver.inputs.problem import load_problem  # noqa: E402
+from solver.model.builder import build  # noqa: E402
+from solver.solve.brute import brute_force  # noqa: E402
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem  # noqa: E402
 
 SMALL_GRID = ["risk.node_grid.fine_until=12", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=4",
               "schedule.deadline=2029-12-31", "budget.max_usd=10B"]
@@ -44,7 +45,7 @@ RULES = ["rules=[{name: no-consumer-at-scale, when: {class: consumer, gpus: {gt:
 
 
 def random_quotes(n: int, seed: int = 7) -> list[dict]:
-    cat = load_catalog([])
+    cat = load_catalog()
     rng = random.Random(seed)
     systems = sorted(cat.systems)
     out = []
@@ -71,31 +72,35 @@ def run_size(n: int, rules: bool, brute_limit: float, tmp: Path) -> dict:
     qfile = tmp / f"quotes-{n}.yaml"
     qfile.write_text(yaml.safe_dump({"quotes": random_quotes(n)}))
     sets = RULES if rules else ["rules=[]"]
-    lp = load_problem(ROOT / "constraints" / "datacenter.yaml", sets)
-    settings = SolveSettings(extra_quotes=(str(qfile),), alternatives=False)
     t0 = time.perf_counter()
-    _cat, aset, u = prepare(lp, settings)
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml", sets, quotes=[str(qfile)])
+    settings = SolveSettings(alternatives=False)
     t1 = time.perf_counter()
-    result = solve_problem(lp, settings)
+    ctx = prepare(problem, settings)
     t2 = time.perf_counter()
+    result = solve_problem(problem, settings, ctx)
+    t3 = time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    u = ctx.universe
+    plan = result.plan
     row = {"quotes": n, "rules": rules, "options": len(u.options),
-           "points": sum(len(o.points) for o in u.options), "estimates_s": round(t1 - t0, 2),
-           "solve_total_s": round(t2 - t1, 2), "status": result.status, "objective": result.objective,
+           "points": sum(len(o.points) for o in u.options), "load_s": round(t1 - t0, 2),
+           "estimates_s": round(t2 - t1, 2), "solve_s": round(t3 - t2, 2), "solve_total_s": round(t3 - t1, 2),
+           "status": result.status, "objective": result.objective,
+           "plan": [plan.option, plan.nodes, round(plan.total_cost), plan.finish.isoformat()] if plan else None,
            "peak_mb": round(peak / 1e6, 1)}
     # Exhaustive enumeration over the same options and quotes: every split of every node count over every quote
     # explodes at 4,096 nodes, so the side-by-side runs on the same problem with node counts up to SMALL_GRID.
-    lp_s = load_problem(ROOT / "constraints" / "datacenter.yaml", sets + SMALL_GRID)
-    _c, aset_s, u_s = prepare(lp_s, settings)
-    unit = money_unit(lp_s, u_s)
-    b = build(lp_s, aset_s.values, u_s, unit=unit)
+    small_problem = load_problem(ROOT / "constraints" / "datacenter.yaml", sets + SMALL_GRID, quotes=[str(qfile)])
+    sctx = prepare(small_problem, settings)
+    b = build(small_problem, sctx.universe, sctx.screen, sctx.unit)
     tc = time.perf_counter()
-    small = solve_problem(lp_s, settings)
+    small = solve_problem(small_problem, settings, sctx)
     row["small_cpsat_s"] = round(time.perf_counter() - tc, 2)
     row["small_objective"] = small.objective
     tb = time.perf_counter()
     try:
-        cand = _with_timeout(lambda: brute_force(lp_s, aset_s.values, u_s, unit, cost_hi=b.cost_hi,
+        cand = _with_timeout(lambda: brute_force(small_problem, sctx.universe, sctx.unit, cost_hi=b.cost_hi,
                                                  allocation_limit=10 ** 9), brute_limit)
         row["brute_s"] = round(time.perf_counter() - tb, 2)
         row["brute_objective"] = cand.objective if cand else None
@@ -125,10 +130,12 @@ def explain_time(n: int, tmp: Path) -> dict:
     qfile = tmp / f"quotes-{n}.yaml"
     if not qfile.exists():
         qfile.write_text(yaml.safe_dump({"quotes": random_quotes(n)}))
-    lp = load_problem(ROOT / "constraints" / "infeasible-budget.yaml", ["budget.max_usd=1k"])
     t0 = time.perf_counter()
-    r = solve_problem(lp, SolveSettings(extra_quotes=(str(qfile),)))
+    problem = load_problem(ROOT / "constraints" / "infeasible-budget.yaml", ["budget.max_usd=1k"],
+                           quotes=[str(qfile)])
+    _ctx, r = solve_and_explain(problem, SolveSettings())
     return {"quotes": n, "status": r.status, "conflict": (r.explanation or {}).get("conflict"),
+            "relaxation": [(x["group"], x["to"]) for x in (r.explanation or {}).get("relaxations", [])],
             "seconds": round(time.perf_counter() - t0, 2)}
 
 

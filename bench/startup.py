@@ -22,7 +22,7 @@ SNIPPET = """
 import time, sys, io, contextlib, json
 t0 = time.perf_counter()
 import cli
-import solver.problem, solver.solve, solver.render
+import solver.inputs.problem, solver.solve.pipeline, solver.answers.report, solver.render.text
 t1 = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     try:

@@ -28,7 +28,7 @@ MAX_SAVED_BYTES = 20_000_000
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 class SavedQuoteUse(_Open):

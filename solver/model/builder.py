@@ -303,13 +303,13 @@ class _Builder:
                 self._require(rule, lit, match, named)
 
     def _applies(self, rule: Rule, match: list[int], named: list[str] | None) -> Any:
-        """A Boolean equal to "the rule applies to the chosen plan": a matching point is chosen and, for a rule that
-        names quotes, one of them is used."""
-        b = self.m.new_bool_var(f"applies[{rule.name}]")
+        """An expression equal to "the rule applies to the chosen plan": a matching point is chosen (the sum of
+        their literals, exactly one of which can be 1) and, for a rule that names quotes, one of them is used (a
+        Boolean tied to both)."""
         in_match = sum(self.z[i] for i in match)
         if named is None:
-            self.m.add(b == in_match)
-            return b
+            return in_match
+        b = self.m.new_bool_var(f"applies[{rule.name}]")
         used = [self.u[qid] for qid in named]
         self.m.add(b <= in_match)
         self.m.add(b <= sum(used))
@@ -329,17 +329,19 @@ class _Builder:
             self.cost_adds.append(r)
             self.cash_adds.append(r)
         if then.add_pct:
-            self._add_pct(gid, then.add_pct, lit, match, applies)
+            self._add_pct(gid, then.add_pct, lit, match, None if named is None else applies)
         if then.delay_days:
             d = delay_days(then)
             e = self.m.new_int_var(0, d, f"delay[{gid}]")
             self.m.add(e >= d * applies).only_enforce_if(lit)
             self.delays.append(e)
 
-    def _add_pct(self, gid: str, pct: float, lit: Any, match: list[int], applies: Any) -> None:
-        """A percentage of the chosen point's cost lines (not of the slip premium), rounded up term by term. It may
-        be negative (a preference for an option), so it is bounded on both sides: the percentage when the rule
-        applies and is enforced, zero otherwise."""
+    def _add_pct(self, gid: str, pct: float, lit: Any, match: list[int], applies: Any | None) -> None:
+        """A percentage of the chosen point's cost lines (not of the slip premium), rounded up term by term.
+
+        The terms are zero unless a matching point is chosen, so a rule without a quote condition needs no other
+        condition; one that names quotes applies only when `applies` (a named quote is used). A percentage may be
+        negative (a preference), so outside those conditions the surcharge is held at zero from below as well."""
         terms: list[Any] = []
         hi = 0
         for i in match:
@@ -356,8 +358,11 @@ class _Builder:
                 terms += [k * self.y[(q.id, i)] for k, q in zip(ks, pt.option.quotes)]
                 hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
         r = self.m.new_int_var(-hi, hi, f"add_pct[{gid}]")
-        self.m.add(r >= sum(terms)).only_enforce_if([lit, applies])
-        self.m.add(r >= 0).only_enforce_if(~applies)
+        if applies is None:
+            self.m.add(r >= sum(terms)).only_enforce_if(lit)
+        else:
+            self.m.add(r >= sum(terms)).only_enforce_if([lit, applies])
+            self.m.add(r >= 0).only_enforce_if(~applies)
         if self.guard == "assume":
             self.m.add(r >= 0).only_enforce_if(~lit)
         self.cost_adds.append(r)
