@@ -39,12 +39,6 @@ class InputError(PlanError):
         field = f"{self.path}: " if self.path and not (self.origin and self.path in self.origin) else ""
         return f"{where}{field}{self.message}"
 
-    def located(self, *, file: str | None = None, origin: str | None = None) -> "InputError":
-        """The same error attributed to `file` (or `origin`) when it does not say where it came from yet."""
-        if self.file or self.origin:
-            return self
-        return InputError(self.message, file=file, line=self.line, path=self.path, origin=origin)
-
 
 class InternalError(PlanError):
     """A bug in `plan`, never the user's fault (exit code 4, "please report")."""

@@ -1,6 +1,6 @@
 """`plan estimate` against published training runs.
 
-Source of every published figure: /work/shared/reference/calibration.md
+Sources of the published figures: the Llama 3 paper [llama3-2024] and the BLOOM paper [bloom2022] (catalogs/bibliography.yaml)
 - Llama 3.1 405B: "The Llama 3 Herd of Models" (arXiv 2407.21783) §3.3, Table 4, Table 5, and the
   meta-llama/llama-models MODEL_CARD.md for Llama 3.1: 405.85B parameters, 15.6T tokens, sequence 8192, BF16,
   16,384 H100 SXM, no activation checkpointing at 8K, 41% MFU at 16,384 GPUs (38-43% across the reported
@@ -24,13 +24,13 @@ CAT = load_catalog([])
 
 TOLERANCE = 0.25
 
-# Llama 3.1 405B (calibration.md; arXiv 2407.21783 §3.3; Llama 3.1 MODEL_CARD.md)
+# Llama 3.1 405B (arXiv 2407.21783 §3.3; Llama 3.1 MODEL_CARD.md)
 LLAMA = EstimateInput(accelerator="h100-sxm", gpus=16_384, params=405.85e9, tokens=15.6e12, seq_len=8192,
                       precision="bf16", recompute="none",   # Meta: no activation checkpointing at 8K
                       layers=126, hidden=16384)
 LLAMA_GPU_HOURS = 30.84e6          # model card: 30.84M H100 GPU-hours
 
-# BLOOM 176B (calibration.md; arXiv 2211.05100 §3.4; HF blog "The Technology Behind BLOOM Training")
+# BLOOM 176B (arXiv 2211.05100 §3.4; HF blog "The Technology Behind BLOOM Training")
 BLOOM = EstimateInput(accelerator="a100-80gb", gpus=384, params=176.2e9, tokens=366e9, seq_len=2048,
                       precision="bf16", recompute="full",   # BLOOM trained with activation checkpointing
                       layers=70, hidden=14336)
@@ -95,7 +95,7 @@ def test_llama_405b_setup_matches_the_published_run(llama):
 
 
 def test_llama_405b_ideal_vs_published_gap(llama):
-    # calibration.md: 6PT at 400 TFLOP/s = 26.4M GPU-hours, the published figure is ≈ 1.17× that ideal.
+    # 6PT at 400 TFLOP/s = 26.4M GPU-hours, the published figure is ≈ 1.17× that ideal.
     # The estimate's wall/ideal factor (failures and checkpoints) should be a modest overhead of the same kind.
     derived_ideal = 6 * 405.85e9 * 15.6e12 / 400e12 / 3600
     assert derived_ideal == pytest.approx(26.4e6, rel=0.01)

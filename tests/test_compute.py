@@ -263,7 +263,7 @@ def test_wall_time_young_daly_hand_numbers():
     assert t.interruptions == pytest.approx(lam * ideal * overhead)    # 0.25 × 200 = 50
     assert t.lost_fraction == pytest.approx(1 - 1 / overhead)          # 0.5
     assert t.days == pytest.approx(200 / 24)
-    assert t.gpu_hours_factor == pytest.approx(2.0)
+    assert t.wall_hours / t.ideal_hours == pytest.approx(2.0)
     assert (t.flops, t.utilisation, t.efficiency) == (4e16 * 3600 * 100, 0.5, 0.8)
 
 

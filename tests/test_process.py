@@ -43,7 +43,7 @@ def slow_answer() -> str:
 # ---------------------------------------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize("delay", [0.2, 0.9, 1.7, 2.6])
+@pytest.mark.parametrize("delay", [0.3, 1.2, 2.4])
 def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
     """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already
     finished, its complete, unchanged answer. Never a partial answer, never a traceback, never exit 1."""
@@ -74,7 +74,7 @@ def test_an_interrupted_search_is_never_reported(slow_answer: str) -> None:
 
 def test_a_reader_that_stops_early_is_exit_0() -> None:
     """`plan solve … | head -3`: the reader goes away; plan exits 0 quietly, every time."""
-    for _ in range(4):
+    for _ in range(2):
         p = subprocess.Popen([sys.executable, "cli.py", "solve", FINETUNE], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         assert p.stdout is not None and p.stderr is not None

@@ -227,10 +227,6 @@ class PairOracle:
             unknown = unknown or st == UNKNOWN
         return UNKNOWN if unknown else INFEASIBLE
 
-    def feasible(self, active: list[str]) -> bool:
-        """True only when a plan was found; an undecided answer counts as "not shown feasible" (see `status`)."""
-        return self.status(active) == FEASIBLE
-
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,
                  lower: str | None = None) -> "Minimum | None":

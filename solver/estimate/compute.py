@@ -4,7 +4,7 @@ Formulas:
 - Executed FLOPs: 6·P·T for training (Kaplan/Chinchilla, forward 2PT + backward 4PT) plus the attention
   term 12·L·h·s per token (llm-foundry / PaLM MFU convention); ×4/3 with full recompute (one extra forward,
   the NeMo / llm-analysis 8·P·T). LoRA/QLoRA skip the weight-gradient GEMMs of the frozen base: ≈ 4·P·T
-  (derivation: forward 2PT + activation-gradient backward 2PT; formulas.md 3.3 notes no source states it).
+  (derivation: forward 2PT + activation-gradient backward 2PT; no published source states it).
 - Utilisation u = mfu_base[software] · class_factor · size(P) · seq(s) · fp8_factor · lora_factor · rules;
   size(P) = max(floor, 1 − penalty·log10(P_ref/P)), seq(s) = max(floor, 1 − penalty·log2(s/s_ref)).
 - Scale-out efficiency by network class: intra for a full multi-GPU node, × (1 − per_doubling·log2 nodes),
@@ -102,10 +102,6 @@ class TimeEstimate:
     @property
     def days(self) -> float:
         return self.wall_hours / 24.0
-
-    @property
-    def gpu_hours_factor(self) -> float:
-        return self.wall_hours / self.ideal_hours
 
 
 def wall_time(*, flops: float, gpus: int, nodes: int, peak_tflops: float, utilisation: float, efficiency: float,

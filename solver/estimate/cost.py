@@ -17,7 +17,7 @@ Line items (all dollars):
   operations        (base + per-1000-GPU) engineers × months of training × engineer cost
   failure_rework    the part of every time-proportional line caused by expected interruptions
   delivery_slip     (p90 − p50 lead time) × delay cost per day, for the slowest quote used
-  consumer_risk     % of hardware for consumer cards (no ECC, datacenter use voids warranty; seed 000)
+  consumer_risk     % of hardware for consumer cards (no ECC, datacenter use voids warranty; [seed-000])
   estimate_price    % of quote-derived cost resting on an estimated price
 Sources (catalogs/bibliography.yaml): the assumptions each figure comes from carry theirs; the structure follows
 [seed-001] ("cost per successful checkpoint" includes engineer time to recover failures) and the usual cloud

@@ -13,7 +13,7 @@ Conventions:
   plus the output layer 4·s·b·(h+V)/t (Megatron `compute_activation_memory`).
 - LoRA/QLoRA: frozen base at 2 (bf16) or ~0.55 (NF4) B/param, sharded across N; adapters r·(d_in+d_out) on
   every linear layer (18·h·r per layer) trained with 16 B/param.
-- required = (states + activations + overhead) × (1 + headroom)  (seed 001: add 15–30% headroom).
+- required = (states + activations + overhead) × (1 + headroom)  ([seed-001]: add 15–30% headroom).
 Sizes are decimal GB (1e9 bytes), the unit of the seed's "200B → 400 GB of bf16 weights".
 """
 
@@ -159,5 +159,5 @@ def min_gpus(*, params: float, per_node: int, available_gb: float, method: str, 
 
 
 def capacity_cards(total_bytes: float, memory_gb: float) -> int:
-    """Cards needed by raw capacity alone (seed 000: 400 GB of bf16 weights ≈ 13 × 32 GB)."""
+    """Cards needed by raw capacity alone ([seed-000]: 400 GB of bf16 weights ≈ 13 × 32 GB)."""
     return math.ceil(total_bytes / (memory_gb * GB))

@@ -128,7 +128,6 @@ class Point:
     racks_physical: int
     racks_with_power: int | None
     per_node: PerNode
-    mfu_rule_factor: float
     _fixed_make: Callable[[], Lines] = field(repr=False)
 
     @cached_property
@@ -438,7 +437,7 @@ def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: 
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
         per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw), ranges)
-        out.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node, rule_f,
+        out.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
                          _fixed_of(opt, a, gpus, n, t)))
     return out
 

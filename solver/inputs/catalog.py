@@ -191,12 +191,6 @@ class Catalog:
     origin: Mapping[str, str]
     files: tuple[str, ...] = ()
 
-    def system_of(self, quote: Quote) -> System:
-        return self.systems[quote.system]
-
-    def accelerator_of(self, system: System) -> Accelerator:
-        return self.accelerators[system.accelerator]
-
     def with_quotes(self, changed: Mapping[str, Quote], origins: Mapping[str, str] | None = None) -> "Catalog":
         """The same catalog with some quotes replaced (or added); every other entry is shared."""
         quotes = dict(self.quotes)

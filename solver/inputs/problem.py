@@ -20,7 +20,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
 from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, load_catalog, override_quote
 from .names import did_you_mean

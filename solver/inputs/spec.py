@@ -15,9 +15,6 @@ from .schema import Strict
 from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat, parse_quantity
 
 Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
-ATTRIBUTES = ("accelerator", "system", "vendor", "class", "mode", "quote", "ecc", "cooling", "software",
-              "network")
-QUANTITIES = ("gpus", "nodes", "days", "power_kw", "cost")
 OPERATORS = ("gt", "ge", "lt", "le", "eq")
 ALL_MODES: tuple[Literal["buy", "cloud", "managed"], ...] = ("buy", "cloud", "managed")
 
@@ -36,7 +33,6 @@ class Workload(Strict):
     hidden: int | None = Field(default=None, ge=64, le=1_000_000)
     heads: int | None = Field(default=None, ge=1, le=10_000)
     vocab: int | None = Field(default=None, ge=2, le=10_000_000)
-    global_batch_tokens: Count | None = None
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
 
     @field_validator("params")
@@ -127,10 +123,6 @@ class Comparison(Strict):
         checks = [(self.gt, x > (self.gt or 0)), (self.ge, x >= (self.ge or 0)), (self.lt, x < (self.lt or 0)),
                   (self.le, x <= (self.le or 0)), (self.eq, x == (self.eq or 0))]
         return all(ok for bound, ok in checks if bound is not None)
-
-    def describe(self) -> str:
-        sym = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=="}
-        return " and ".join(f"{sym[k]} {getattr(self, k):g}" for k in OPERATORS if getattr(self, k) is not None)
 
 
 class When(Strict):

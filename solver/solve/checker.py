@@ -18,7 +18,6 @@ from ..errors import PlanCheckError
 from ..estimate.compute import TimeEstimate, estimate_time, training_flops, utilisation
 from ..estimate.memory import adapter_params, memory_per_gpu
 from ..estimate.options import Universe
-from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, names_quote, option_attrs, \

@@ -303,7 +303,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   as_of=problem.as_of, as_of_defaulted=problem.as_of_defaulted, unit=ctx.unit,
                   expired=tuple((q.id, q.valid_until) for q in universe.expired),
                   not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
-                  unproven_pairs=tuple(p for p, _ in unproven), infeasible_pairs=tuple(infeasible))
+                  infeasible_pairs=tuple(infeasible))
 
 
 def _cross_check(ctx: Context, status: str, best: int | None) -> None:

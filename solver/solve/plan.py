@@ -222,7 +222,6 @@ class Result:
     unit: int
     expired: tuple[tuple[str, date], ...] = ()
     not_yet_quoted: tuple[tuple[str, date], ...] = ()
-    unproven_pairs: tuple[str, ...] = ()
     infeasible_pairs: tuple[str, ...] = ()
     explanation: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
