@@ -104,8 +104,8 @@ def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model
         try:
             folder.mkdir(exist_ok=True)
         except OSError as exc:
-            raise InputError(f"cannot create the folder: {exc.strerror or exc}", origin=f"--debug-model {debug_model}") \
-                from None
+            raise InputError(f"cannot create the folder: {exc.strerror or exc}",
+                             origin=f"--debug-model {debug_model}") from None
     return SolveSettings(time_limit=time_limit, allow_expired=allow_expired, debug_model=debug_model, **kw)
 
 
@@ -363,7 +363,7 @@ def catalog(what: str, as_of: str | None, item_id: str | None, quotes: tuple[str
             if not rows:
                 raise InputError(f"unknown {what[:-1]} '{item_id}'" + did_you_mean(item_id, known), origin="--id")
     if fmt == "json":
-        out.write(to_json([dict(zip(headers, r)) for r in rows]))
+        out.write(to_json([dict(zip(headers, r, strict=True)) for r in rows]))
     else:
         widths = [None] * (len(headers) - 1) + [None if (wide or verbose) else 60]
         out.write(clean(tabulate(rows, headers=headers, tablefmt="simple", maxcolwidths=widths)) + "\n")

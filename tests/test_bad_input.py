@@ -43,7 +43,8 @@ EXPECT: dict[str, tuple[str | tuple[str, ...], int | None]] = {
     "huge_integer.yaml": ("workload.params", 5),
     "bad_unit.yaml": ("workload.params: expected a number like 70B, got '200 bilion'", 5),
     "impossible_date.yaml": (("schedule.earliest_start", "2027-02-30", "day is out of range"), 9),
-    "deadline_before_start.yaml": (("schedule.deadline", "deadline 2027-01-01 is not after earliest_start 2027-03-01"), 10),
+    "deadline_before_start.yaml": (
+        ("schedule.deadline", "deadline 2027-01-01 is not after earliest_start 2027-03-01"), 10),
     "duplicate_keys.yaml": (("workload.params", "duplicate key 'params'"), 7),
     "merge_key.yaml": ("merge keys (<<) are not supported", 6),
     "rule_unknown_attribute.yaml": (("rules[0].when.acelerator", "did you mean 'accelerator'?"), 9),

@@ -1,6 +1,7 @@
 """`plan estimate` against published training runs.
 
-Sources of the published figures: the Llama 3 paper [llama3-2024] and the BLOOM paper [bloom2022] (catalogs/bibliography.yaml)
+Sources of the published figures: the Llama 3 paper [llama3-2024] and the BLOOM paper [bloom2022]
+(catalogs/bibliography.yaml)
 - Llama 3.1 405B: "The Llama 3 Herd of Models" (arXiv 2407.21783) §3.3, Table 4, Table 5, and the
   meta-llama/llama-models MODEL_CARD.md for Llama 3.1: 405.85B parameters, 15.6T tokens, sequence 8192, BF16,
   16,384 H100 SXM, no activation checkpointing at 8K, 41% MFU at 16,384 GPUs (38-43% across the reported

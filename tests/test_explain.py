@@ -65,7 +65,7 @@ def drop(problem: Problem, group: str) -> list[Change]:
         return [Change(("quotes", qid, "max_nodes"), 1_000_000, f"test: drop {group}")]
     if group.startswith("rules."):
         raw = problem.raw["rules"]
-        kept = [r for r, parsed in zip(raw, spec.rules) if f"rules.{parsed.name}" != group]
+        kept = [r for r, parsed in zip(raw, spec.rules, strict=True) if f"rules.{parsed.name}" != group]
         return [Change(("rules",), kept, f"test: drop {group}")]
     assert group == "workload.memory", group
     return []
@@ -199,7 +199,8 @@ def test_cause_dates_agree_with_the_deadline_relaxation(explanations: dict[str, 
 
 
 def test_explain_with_set_what_if() -> None:
-    res = CliRunner().invoke(main, ["explain", str(INF / "deadline_only.yaml"), "--set", "schedule.deadline=2027-03-01"])
+    res = CliRunner().invoke(main, ["explain", str(INF / "deadline_only.yaml"),
+                                    "--set", "schedule.deadline=2027-03-01"])
     assert res.exit_code == 0, res.stdout
     assert "CHOSEN" in res.stdout
 

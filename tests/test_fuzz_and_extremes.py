@@ -64,7 +64,8 @@ def test_mutated_problem_files_never_crash(tmp_path_factory: Any, data: Any) -> 
     text = yaml.safe_dump(mutated, sort_keys=False, allow_unicode=True)
     if data.draw(st.booleans()):
         cut = data.draw(st.integers(0, len(text)))
-        text = text[:cut] + data.draw(st.sampled_from(["", ":", "- ", "{", "\t", "&a [*a]", "!!python/none"])) + text[cut:]
+        junk = data.draw(st.sampled_from(["", ":", "- ", "{", "\t", "&a [*a]", "!!python/none"]))
+        text = text[:cut] + junk + text[cut:]
     f = tmp_path_factory.mktemp("fuzz") / "p.yaml"
     f.write_text(text, encoding="utf-8")
     res = CliRunner().invoke(main, ["solve", str(f), "--time-limit", "5"])

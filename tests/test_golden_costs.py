@@ -85,7 +85,8 @@ def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: i
 def operations(mode: str, nodes: int, gpus: int, wall: float) -> float:
     fte = A["money"]["ops_fte"][mode]
     engineers = (fte["base"] if nodes > 1 else 0.0) + fte["per_1000_gpus"] * gpus / 1000
-    return engineers * A["money"]["engineer_usd_per_month"] * max(wall, A["money"]["ops_min_days"] * 24) / HOURS_PER_MONTH
+    billed_hours = max(wall, A["money"]["ops_min_days"] * 24)
+    return engineers * A["money"]["engineer_usd_per_month"] * billed_hours / HOURS_PER_MONTH
 
 
 def porting(software: str, framework: str) -> float:
@@ -114,7 +115,8 @@ def test_bought_servers(tmp_path: Path) -> None:
 name: golden-buy
 as_of: 2026-12-01
 workload: {method: pretrain, params: 10B, tokens: 20B, seq_len: 2048, layers: 32, hidden: 4096}
-site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40, electricity_usd_per_kwh: 0.10, pue: 1.25}
+site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40,
+       electricity_usd_per_kwh: 0.10, pue: 1.25}
 policy: {modes: [buy], accelerators: {include: [h100-sxm]}}
 risk: {money: {delay_cost_usd_per_day: 10k}}
 rules: [{name: golden, when: {quote: golden-buy, nodes: {eq: 2}}, then: require}]
@@ -174,7 +176,8 @@ quotes:
     ideal, wall = hand_hours(params=7e9, tokens=1e9, layers=32, hidden=4096, seq=4096, system="dgx-b200", nodes=1)
     floor = 1 * HOURS_PER_MONTH
     assert wall < floor, "the run is shorter than the one-month commitment, which is billed whole"
-    lines = {"compute": 4.00 * 8 * max(ideal, floor), "failure_rework": 4.00 * 8 * (max(wall, floor) - max(ideal, floor)),
+    lines = {"compute": 4.00 * 8 * max(ideal, floor),
+             "failure_rework": 4.00 * 8 * (max(wall, floor) - max(ideal, floor)),
              "operations": operations("cloud", 1, 8, wall), "porting": porting("cuda", "pytorch")}
     assert lines["compute"] == pytest.approx(23_360)                                # $4 x 8 GPUs x 730 h
     assert_lines(plan["cost_usd"], lines)

@@ -147,7 +147,8 @@ def test_cpsat_optimum_equals_brute_force(problem: dict[str, Any], quotes: list[
         check_plan(p, ctx.universe, out.plan)
 
 
-def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]], sets: list[str] | None = None) -> tuple[str, float | None, Any]:
+def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]],
+          sets: list[str] | None = None) -> tuple[str, float | None, Any]:
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d), sets)
         _ctx, _b, out = _solve(p)

@@ -95,13 +95,16 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
     elif g == "site.it_power_kw":
         assert spec.site is not None
         kw = math.ceil(r.value / 1000 - 1e-9)
-        out.update({"from": spec.site.it_power_kw, "to": kw, "unit": "kW", "change": _relative(spec.site.it_power_kw, kw)})
+        out.update({"from": spec.site.it_power_kw, "to": kw, "unit": "kW",
+                    "change": _relative(spec.site.it_power_kw, kw)})
     elif g == "site.racks":
         assert spec.site is not None
-        out.update({"from": spec.site.racks, "to": r.value, "unit": "rack", "change": _relative(spec.site.racks, r.value)})
+        out.update({"from": spec.site.racks, "to": r.value, "unit": "rack",
+                    "change": _relative(spec.site.racks, r.value)})
     else:
         quote = ctx.universe.quote(capacity_quote(g) or "")
-        out.update({"from": quote.max_nodes, "to": r.value, "unit": "node", "change": _relative(quote.max_nodes, r.value)})
+        out.update({"from": quote.max_nodes, "to": r.value, "unit": "node",
+                    "change": _relative(quote.max_nodes, r.value)})
     bound = r.value if g != "site.it_power_kw" else int(out["to"]) * 1000
     cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost")
     best: Minimum = cheapest if cheapest is not None else r

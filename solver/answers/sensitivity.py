@@ -62,13 +62,15 @@ def _shifted(problem: Problem, days: float) -> Any:
         return cat
     quotes = {qid: q.model_copy(update={
         "lead_time_days": min(q.lead_time_days + days, MAX_LEAD_DAYS),
-        "lead_time_p90_days": None if q.lead_time_p90_days is None else min(q.lead_time_p90_days + days, MAX_LEAD_DAYS)})
+        "lead_time_p90_days": None if q.lead_time_p90_days is None else
+        min(q.lead_time_p90_days + days, MAX_LEAD_DAYS)})
         for qid, q in cat.quotes.items()}
     return cat.with_quotes(quotes)
 
 
 @collect.paused()
-def sweeps(problem: Problem, settings: SolveSettings, which: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+def sweeps(problem: Problem, settings: SolveSettings,
+           which: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """One re-solve per swept value (see module docstring)."""
     out: dict[str, list[dict[str, Any]]] = {}
     quick = replace(settings, alternatives=False, hint=None)

@@ -51,7 +51,8 @@ def pick_system(cat: Catalog, accelerator: str, gpus: int, system: str | None = 
     if accelerator not in cat.accelerators:
         raise InputError(f"unknown accelerator '{accelerator}'" + did_you_mean(accelerator, cat.accelerators),
                          origin="--accelerator")
-    candidates = sorted((s for s in cat.systems.values() if s.accelerator == accelerator), key=lambda s: (s.per_node, s.id))
+    candidates = sorted((s for s in cat.systems.values() if s.accelerator == accelerator),
+                        key=lambda s: (s.per_node, s.id))
     if system is not None:
         if system not in cat.systems or cat.systems[system].accelerator != accelerator:
             raise InputError(f"system '{system}' does not carry {accelerator} "

@@ -129,4 +129,5 @@ def estimate_time(*, a: Assumptions, flops: float, gpus: int, nodes: int, per_no
     rate = a.reliability.interruptions_per_gpu_hour[accel_class]  # type: ignore[index]
     return wall_time(flops=flops, gpus=gpus, nodes=nodes, peak_tflops=peak_tflops, utilisation=util,
                      efficiency=eff, interruptions_per_gpu_hour=rate, restart_hours=a.reliability.restart_hours,
-                     checkpoint_bytes=checkpoint_bytes, write_gbps_per_node=a.reliability.checkpoint_write_gbps_per_node)
+                     checkpoint_bytes=checkpoint_bytes,
+                     write_gbps_per_node=a.reliability.checkpoint_write_gbps_per_node)

@@ -16,8 +16,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .. import collect
 from ..inputs.assumptions import Assumptions, Porting
@@ -28,6 +27,8 @@ from ..inputs.spec import ProblemSpec
 from .compute import TimeEstimate, estimate_time, training_flops, utilisation
 from .cost import Lines, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
 from .memory import MemoryEstimate, Shape, adapter_params, fit_memory, model_shape
+
+T = TypeVar("T")
 
 
 PriceKey = tuple[float, bool]
@@ -114,12 +115,36 @@ class PerNode(Mapping[str, Lines]):
         return pick(vals)
 
 
-@dataclass(frozen=True, eq=False)
+class _ComputedOnce(Generic[T]):
+    """`functools.cached_property` without its lock: on Python 3.11 that lock is taken on every first access, a
+    measurable cost over hundreds of thousands of points; computing a value twice in a race gives the same value."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self.make = make
+        self.name = make.__name__
+        self.__doc__ = make.__doc__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> T:
+        if obj is None:
+            return self  # type: ignore[return-value]  # the descriptor itself, for introspection of the class
+        value = self.make(obj)
+        obj.__dict__[self.name] = value  # later reads find the instance attribute and skip this descriptor
+        return value
+
+
+@dataclass(eq=False)
 class Point:
-    """An option at `n` nodes: what it needs and what it costs (per node of each quote, and per plan)."""
+    """An option at `n` nodes: what it needs and what it costs (per node of each quote, and per plan).
+
+    Not changed after `build_universe` makes it: later stages keep what they learn about a point in their own
+    structures, indexed by `key` (test_architecture checks that no stage writes onto a point). It is not a frozen
+    dataclass only because a frozen `__init__` costs six times as much, and a large catalog makes ~10^5 points.
+    """
 
     option: "Option"
     n: int
+    key: tuple[str, int]
+    """(option id, node count): unique within a universe, the key later stages index their own data by."""
     gpus: int
     memory: MemoryEstimate
     time: TimeEstimate | None
@@ -130,15 +155,10 @@ class Point:
     per_node: PerNode
     _fixed_make: Callable[[], Lines] = field(repr=False)
 
-    @cached_property
+    @_ComputedOnce
     def fixed(self) -> Lines:
         """Per-plan lines (porting, operations), computed on first use like the per-node lines."""
         return self._fixed_make()
-
-    @property
-    def key(self) -> tuple[str, int]:
-        """(option id, node count): unique within a universe, the key later stages index their own data by."""
-        return (self.option.id, self.n)
 
     @property
     def fits(self) -> bool:
@@ -437,7 +457,7 @@ def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: 
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
         per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw), ranges)
-        out.append(Point(opt, n, gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
+        out.append(Point(opt, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
                          _fixed_of(opt, a, gpus, n, t)))
     return out
 

@@ -275,8 +275,9 @@ class _Layers:
             self.origin[kind + ":" + item_id] = where
 
     def catalog(self) -> Catalog:
-        cat = Catalog(*(MappingProxyType(dict(sorted(self.tables[k].items()))) for k in _KINDS),
-                      origin=MappingProxyType(dict(self.origin)), files=tuple(self.files))
+        accelerators, systems, quotes = (MappingProxyType(dict(sorted(self.tables[k].items()))) for k in _KINDS)
+        cat = Catalog(accelerators, systems, quotes, origin=MappingProxyType(dict(self.origin)),
+                      files=tuple(self.files))
         _check_references(cat)
         return cat
 

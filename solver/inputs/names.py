@@ -46,7 +46,8 @@ def did_you_mean(word: str, candidates: Iterable[str], *, listing: bool = False)
     hints = suggest(word, names)
     if hints:
         quoted = [f"'{h}'" for h in hints]
-        return "; did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+        listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+        return f"; did you mean {listed}?"
     if listing and names:
         shown = ", ".join(names[:12]) + (f", … ({len(names)} in all)" if len(names) > 12 else "")
         return f"; allowed: {shown}"

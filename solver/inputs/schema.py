@@ -116,7 +116,7 @@ def validate(model: type[M], source: Source, data: Any = None, base: PathT = (),
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        raise _report(list(exc.errors()), model, source, base, echo) from None
+        raise _report([dict(e) for e in exc.errors()], model, source, base, echo) from None
 
 
 __all__ = ["Strict", "validate", "field_names", "InputError"]

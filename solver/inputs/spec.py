@@ -19,6 +19,12 @@ OPERATORS = ("gt", "ge", "lt", "le", "eq")
 ALL_MODES: tuple[Literal["buy", "cloud", "managed"], ...] = ("buy", "cloud", "managed")
 
 
+def _within(v: float, lo: float, hi: float, expected: str) -> float:
+    if v < lo or v > hi:
+        raise ValueError(f"expected {expected}, got {v:.3g}")
+    return v
+
+
 class Workload(Strict):
     method: Method
     params: Count
@@ -38,16 +44,12 @@ class Workload(Strict):
     @field_validator("params")
     @classmethod
     def _params_sane(cls, v: float) -> float:
-        if v < 1e6 or v > 1e14:
-            raise ValueError(f"expected between 1M and 100T parameters, got {v:.3g}")
-        return v
+        return _within(v, 1e6, 1e14, "between 1M and 100T parameters")
 
     @field_validator("tokens")
     @classmethod
     def _tokens_sane(cls, v: float) -> float:
-        if v < 1e3 or v > 1e16:
-            raise ValueError(f"expected between 1K and 10,000T tokens, got {v:.3g}")
-        return v
+        return _within(v, 1e3, 1e16, "between 1K and 10,000T tokens")
 
     @model_validator(mode="after")
     def _lora_rank(self) -> "Workload":

@@ -355,7 +355,7 @@ class _Builder:
                 k0 = units(pt.fixed.total_cost * pct / 100.0, self.unit)
                 terms.append(k0 * self.z[i])
                 ks = [units(pt.per_node.cost(q.id) * pct / 100.0, self.unit) for q in pt.option.quotes]
-                terms += [k * self.y[(q.id, i)] for k, q in zip(ks, pt.option.quotes)]
+                terms += [k * self.y[(q.id, i)] for k, q in zip(ks, pt.option.quotes, strict=True)]
                 hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
         r = self.m.new_int_var(-hi, hi, f"add_pct[{gid}]")
         if applies is None:

@@ -3,9 +3,9 @@
 `ortools.sat.python.cp_model` imports pandas (~0.35 s, a third of `plan solve`'s start-up) only for its
 pandas-Series helpers (`new_int_var_series` …), which `plan` never uses; module import merely evaluates
 `pd.Index`/`pd.Series` in type annotations. (numpy cannot be spared the same way: cp_model only names numpy
-types, but its C++ helper imports numpy when the first model is created.) If pandas is not loaded yet we let cp_model see a stub with those two
-names, then remove the stub so any later `import pandas` gets the real library. cp_model's Series helpers are
-unusable in this process as a consequence; the rest of CP-SAT is untouched.
+types, but its C++ helper imports numpy when the first model is created.) If pandas is not loaded yet we let
+cp_model see a stub with those two names, then remove the stub so any later `import pandas` gets the real library.
+cp_model's Series helpers are unusable in this process as a consequence; the rest of CP-SAT is untouched.
 """
 
 from __future__ import annotations

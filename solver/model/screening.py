@@ -42,6 +42,7 @@ class OptionFacts:
     forbids: tuple[Rule, ...]
     capacity: int
     capacity_groups: frozenset[str]
+    min_nodes: int
 
 
 def costs_can_fall(problem: Problem) -> bool:
@@ -71,7 +72,7 @@ class Screen:
             forbids = tuple(r for r in spec.rules if r.then == "forbid" and r.when.cost is None
                             and r.when.quote is None and matches_attrs(r.when, o.attrs))
             got = OptionFacts(breaches, first, forbids, sum(q.max_nodes for q in o.quotes),
-                              frozenset(capacity_group(q.id) for q in o.quotes))
+                              frozenset(capacity_group(q.id) for q in o.quotes), min(q.min_nodes for q in o.quotes))
             self._facts[o.id] = got
         return got
 
@@ -177,12 +178,13 @@ class Screen:
 
     def excluded(self, pt: Point) -> bool:
         """Whether optimisation (every group enforced) can leave the point out of the model."""
-        got = self._excluded.get(pt.key)
+        key = pt.key
+        got = self._excluded.get(key)
         if got is None:
-            got = pt.n < min(q.min_nodes for q in pt.option.quotes) or bool(
-                self._violations[pt.key] if pt.key in self._violations else
-                self.violations(pt, capacitated=False))
-            self._excluded[pt.key] = got
+            known = self._violations.get(key)
+            got = pt.n < self.facts(pt.option).min_nodes or bool(
+                known if known is not None else self.violations(pt, capacitated=False))
+            self._excluded[key] = got
         return got
 
     def known(self, pt: Point) -> Reasons | None:

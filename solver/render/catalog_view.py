@@ -59,7 +59,7 @@ def catalog_rows(cat: Catalog, what: str, as_of: date, *, wide: bool = False) ->
             f"quoted {q.quoted_on}" if q.not_yet_quoted(as_of) else str(q.valid_until))
         price = (f"${q.price:,.2f}" if q.mode == "cloud" else usd(q.price)) + UNIT[q.mode] + \
             ("~" if q.kind == "estimate" else "")
-        row = [q.id, q.system, q.mode, price, q.max_nodes,
+        row = [q.id, q.system, q.mode, price, str(q.max_nodes),
                f"{q.lead_time_days:g}" + (f"/{q.lead_time_p90_days:g}" if q.lead_time_p90_days else ""), state]
         quote_rows.append(row + ([q.kind, q.vendor, q.source] if wide else [_tags(q.source)]))
     head = ["id", "system", "mode", "price", "max", "lead d", "valid to"]
@@ -73,7 +73,8 @@ def quote_template(q: Quote) -> str:
     return clean("# A quote with a known id changes only the fields it gives; delete the others.\n" + body)
 
 
-def bibliography_rows(entries: Mapping[str, Entry], cat_ids: set[str] | None = None) -> tuple[list[str], list[list[Any]]]:
+def bibliography_rows(entries: Mapping[str, Entry],
+                      cat_ids: set[str] | None = None) -> tuple[list[str], list[list[Any]]]:
     rows = [[k, e.title + (" (weak)" if e.weak else ""), e.url or "-", e.published or "-", str(e.accessed)]
             for k, e in sorted(entries.items(), key=lambda kv: _natural(kv[0]))
             if cat_ids is None or k in cat_ids]

@@ -23,12 +23,12 @@ def chart(sweep_rows: dict[str, list[dict[str, Any]]], path: str) -> None:
 
     names = [n for n, rows in sweep_rows.items() if rows]
     fig, axes = plt.subplots(1, max(1, len(names)), figsize=(4 * max(1, len(names)), 3.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    for ax, name in zip(axes[0], names, strict=False):
         rows = sweep_rows[name]
         xs = [r["value"] for r in rows]
         ys = [(r["cost_usd"] or 0) / 1e6 for r in rows]
         ax.plot(xs, ys, marker="o")
-        for x, y, r in zip(xs, ys, rows):
+        for x, y, r in zip(xs, ys, rows, strict=True):
             ax.annotate((r["option"] or "none").split("/")[0], (x, y), fontsize=6, rotation=30)
         ax.set_title(name)
         ax.set_ylabel("cost ($M)")

@@ -63,7 +63,8 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     lines.append(f"  quotes        {q[0]}")
     lines += [f"                {x}" for x in q[1:]]
     slack = f"; deadline {deadline}, {plural((deadline - p.finish).days, 'day')} slack" if deadline else ""
-    lines.append(f"  schedule      start {p.start} -> finish {p.finish}  ({p.training_days:.1f} days of training{slack})")
+    lines.append(f"  schedule      start {p.start} -> finish {p.finish}  "
+                 f"({p.training_days:.1f} days of training{slack})")
     lines.append(f"  memory/GPU    {p.memory_required_gb:.1f} GB required of {p.memory_available_gb:g} GB "
                  f"(recompute {p.recompute}, tensor parallel {p.tensor_parallel})")
     lines.append(f"  throughput    MFU {p.utilisation:.1%} x scale-out {p.efficiency:.1%}; {p.flops:.3g} FLOPs; "
@@ -207,7 +208,8 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
         out += (["## Why there is no plan", "", "```", text, "```", ""] if markdown else [text, ""])
     if r.excluded:
         table = excluded_table(r, modes, fmt, verbose)
-        out += (["## Options that cannot work", "", table, ""] if markdown else ["Options that cannot work:", table, ""])
+        out += (["## Options that cannot work", "", table, ""] if markdown else
+                ["Options that cannot work:", table, ""])
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -47,8 +47,8 @@ def _splits(n: int, quotes: Sequence[Quote], limit: int) -> Iterator[dict[str, i
         count += 1
         if count > limit:
             raise RuntimeError("too many allocations for brute force")
-        alloc = dict(zip((q.id for q in quotes), list(parts) + [last]))
-        if all(v == 0 or v >= max(1, q.min_nodes) for q, v in zip(quotes, alloc.values())):
+        alloc = dict(zip((q.id for q in quotes), list(parts) + [last], strict=True))
+        if all(v == 0 or v >= max(1, q.min_nodes) for q, v in zip(quotes, alloc.values(), strict=True)):
             yield {k: v for k, v in alloc.items() if v > 0}
 
 

@@ -119,7 +119,11 @@ class Engine:
         fh = open(str(stem) + ".log", "w", encoding="utf-8")
         solver.parameters.log_search_progress = True
         solver.parameters.log_to_stdout = False
-        solver.log_callback = lambda line: fh.write(line + "\n")
+
+        def write_line(line: str) -> None:
+            fh.write(line + "\n")
+
+        solver.log_callback = write_line
         return fh
 
 
