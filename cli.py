@@ -400,8 +400,8 @@ def entry() -> None:
     nothing is lost by `os._exit`. Usage errors and Ctrl-C outside a command are handled here with the same codes.
     """
     global _CONSOLE_SCRIPT
-    from solver.render.console import EXIT_INTERRUPTED
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
+    from solver.render.console import EXIT_INTERRUPTED, on_sigint
+    signal.signal(signal.SIGINT, on_sigint)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
     _CONSOLE_SCRIPT = True
     try:
         main.main(standalone_mode=False)

@@ -6,7 +6,9 @@ Each case — the 200B problem of constraints/datacenter.yaml with N seeded rand
 `random_quotes`), without rules, with rules, and the explanation of the same problem with a $1k budget — runs in a
 fresh process of each tree in turn (base, this, base, this, …), with garbage collection off for the whole case as
 the console script runs a command. The reported time is the minimum over the repeats (the least disturbed run on a
-noisy machine; CPU seconds, user + system, are reported beside it as they are less disturbed by other load),
+noisy machine; CPU seconds, user + system, are reported beside it as they are less disturbed by other load, and the
+median over the rounds of this tree's CPU time over the base's in the same round, which cancels slow drifts of the
+host),
 peak memory the maximum; the answers (plan, or conflict and relaxation) must be the same in both
 trees. With `--count`, each case runs once per tree under valgrind (cachegrind, no cache simulation; both trees at
 once) and the instructions executed are compared instead: a deterministic measure, for when the machine is too noisy
@@ -20,6 +22,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,6 +132,8 @@ def timed_row(base: Path, n: int, case: str, qfile: str, repeats: int) -> dict:
            "same_answer": all(a == answers[0] for a in answers), "answer": answers[0]}
     row["change"] = f"{row['this_s'] / row['base_s'] - 1:+.0%}"
     row["cpu_change"] = f"{row['this_cpu_s'] / row['base_cpu_s'] - 1:+.0%}"
+    paired = sorted(t["cpu_s"] / b["cpu_s"] for b, t in zip(runs["base"], runs["this"], strict=True))
+    row["paired_cpu_change"] = f"{statistics.median(paired) - 1:+.0%}"
     return row
 
 

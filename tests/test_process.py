@@ -43,7 +43,7 @@ def slow_answer() -> str:
 # ---------------------------------------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.2, 2.4])
+@pytest.mark.parametrize("delay", [0.1, 0.3, 1.2, 2.4])
 def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
     """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already
     finished, its complete, unchanged answer. Never a partial answer, never a traceback, never exit 1."""
@@ -58,6 +58,28 @@ def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(dela
     else:
         assert p.returncode == 0, (p.returncode, err)
         assert out == slow_answer
+
+
+def test_an_error_that_ctrl_c_caused_is_reported_as_the_interruption(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C while numpy initialises under a lazy import surfaces as ImportError("initialization failed"); after a
+    SIGINT, any error is the interruption (exit 130), while the same error without one stays internal (exit 4)."""
+    from solver.render import console
+
+    def body(out: object) -> int:
+        raise ImportError("initialization failed")
+
+    def interrupted_body(out: object) -> int:
+        try:
+            console.on_sigint(signal.SIGINT, None)
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+        return 0
+
+    assert console.run(body) == 4
+    assert "INTERNAL ERROR" in capsys.readouterr().err
+    assert console.run(interrupted_body) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert console.run(body) == 4, "a Ctrl-C of an earlier run does not excuse a later error"
 
 
 def test_an_interrupted_search_is_never_reported(slow_answer: str) -> None:

@@ -122,6 +122,21 @@ def _silence_stdout() -> None:
         pass
 
 
+_sigints = 0
+"""How many times `on_sigint` has run in this process."""
+
+
+def on_sigint(signum: int, frame: object) -> None:
+    """The console script's SIGINT handler: `KeyboardInterrupt`, and a count of the signals.
+
+    The count is why this is not `signal.default_int_handler`: a `KeyboardInterrupt` raised while an extension
+    module initialises (numpy's, under a lazy import of CP-SAT) reaches `run` as an `ImportError`
+    ("initialization failed"), which must be reported as the interruption it is, not as an internal error."""
+    global _sigints
+    _sigints += 1
+    raise KeyboardInterrupt
+
+
 def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = False, progress: bool = True,
         process_ends: bool = False) -> int:
     """Run one command body and return its exit code (see module docstring); it never raises but SystemExit.
@@ -136,6 +151,7 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         logging.getLogger("solver").addHandler(spinner)
     if process_ends:
         gc.disable()
+    sigints_before = _sigints
     try:
         with collect.paused():
             if spinner is not None:
@@ -161,6 +177,9 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         _stderr("error: out of memory (the problem is too large for this machine; see the README's limits)")
         return EXIT_INTERNAL
     except Exception as exc:  # a bug: one line, never the "infeasible" code
+        if _sigints > sigints_before:  # a side effect of Ctrl-C (see `on_sigint`)
+            _stderr("interrupted")
+            return EXIT_INTERRUPTED
         _stderr(f"INTERNAL ERROR (please report; --debug shows the traceback): {type(exc).__name__}: {exc}")
         if debug:
             _stderr(traceback.format_exc())

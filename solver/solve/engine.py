@@ -7,7 +7,7 @@
   detection are off: our models are small one-hot selections where they cost more than they save.
 - **Ctrl-C.** CP-SAT catches SIGINT itself by default and ends the search early *as if it had finished*, so an
   interrupted search could be reported as a proof (it was: a runner-up 0.03% off its proven optimum, "OPTIMAL").
-  Here CP-SAT's handler is off, the search runs in a worker thread, and the main thread waits; Ctrl-C raises
+  Here CP-SAT's handler is off, the search runs on a worker thread, and the main thread waits; Ctrl-C raises
   `KeyboardInterrupt` in the main thread, which stops the search, waits for it, and raises `Interrupted`. No
   result of an interrupted search is ever returned.
 - **Debugging.** With a debug folder (`--debug-model DIR`) every model is written as text protobuf with the
@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import queue
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,8 +130,38 @@ class Engine:
         return fh
 
 
+class _Worker:
+    """A long-lived thread that runs the CP-SAT searches of the thread that owns it, one at a time.
+
+    Why not a new thread per search: a fresh thread costs CP-SAT about a millisecond of set-up (its thread-local
+    state and a new malloc arena) — 15% of CPU time over 200 small solves, measured with a 200-variable model
+    (tests of the whole pipeline make dozens of solves per command). One worker per calling thread keeps searches
+    from different threads independent; one per process (a forked child gets its own) because threads do not
+    survive a fork.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="cp-sat", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self.jobs.get()()
+
+
+_workers = threading.local()
+
+
+def _worker() -> _Worker:
+    worker: _Worker | None = getattr(_workers, "worker", None)
+    if worker is None or worker.pid != os.getpid():
+        worker = _workers.worker = _Worker()
+    return worker
+
+
 def _interruptible(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
-    """`solver.solve(model)` in a worker thread, so that Ctrl-C reaches the main thread while it runs."""
+    """`solver.solve(model)` on the worker thread, so that Ctrl-C reaches the calling (main) thread while it runs."""
     done = threading.Event()
     box: dict[str, Any] = {}
 
@@ -140,8 +173,7 @@ def _interruptible(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
         finally:
             done.set()
 
-    worker = threading.Thread(target=run, name="cp-sat", daemon=True)
-    worker.start()
+    _worker().jobs.put(run)
     try:
         while not done.wait(WAIT_SECONDS):
             pass
