@@ -197,7 +197,7 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
             allow_expired: bool, time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
     """Explain FILE: with --why-not, why an option is not chosen; otherwise why there is (no) plan."""
     from solver.answers.report import solve_and_explain
-    from solver.answers.whynot import why_not
+    from solver.answers.unpriced import ask as why_not_answer
     from solver.render.console import STATUS_EXIT
     from solver.render.jsonout import result_dict, to_json, why_not_dict
     from solver.render.text import render_result, render_why_not
@@ -211,7 +211,7 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
             result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd, applies_to=spec.budget.applies_to,
             modes=spec.policy.modes, markdown=fmt == "markdown", verbose=verbose))
         return STATUS_EXIT[result.status]
-    answer = why_not(problem, why_not_id, settings)
+    answer = why_not_answer(problem, why_not_id, settings)
     if fmt == "json":
         out.write(to_json(why_not_dict(answer)))
     else:
@@ -259,6 +259,49 @@ def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bo
         from solver.render.chart import chart
         chart(sw, chart_path)
     out.write(to_json({"break_even": be, "sweeps": sw}) if fmt == "json" else render_sensitivity(be, sw))
+    return 0
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--points", type=click.IntRange(2, 60), default=12, show_default=True,
+              help="Finish dates to solve for, from the fastest plan to the cheapest.")
+@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg|pdf",
+              help="Also draw the frontier (needs the optional matplotlib extra).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@_problem_options
+@_solver_options
+@_common
+@_process
+def frontier(file: str, points: int, chart_path: str | None, fmt: str, sets: tuple[str, ...],
+             quotes: tuple[str, ...], allow_expired: bool, time_limit: float, debug_model: str | None, out: Any,
+             verbose: bool) -> int:
+    """The time-cost frontier: the cheapest plan for each finish date, each proven optimal (the deadline is the
+    axis; every other limit stays)."""
+    from solver.answers.frontier import frontier as compute
+    from solver.render.jsonout import SCHEMA_VERSION, frontier_dict, to_json
+    from solver.render.text import render_frontier
+
+    if chart_path:
+        from solver.render.chart import check_available
+        from solver.render.files import check_target
+        check_available(chart_path)
+        check_target(chart_path, "--chart")
+    problem = _load(file, sets, quotes)
+    found = compute(problem, _settings(time_limit, allow_expired, debug_model), points)
+    if not found:
+        out.write("no plan satisfies the problem at any finish date; `plan solve` explains why.\n")
+        return 1
+    if chart_path:
+        from solver.render.chart import frontier_chart
+        frontier_chart(found, problem.spec.schedule.deadline, chart_path)
+    if fmt == "json":
+        out.write(to_json({"schema_version": SCHEMA_VERSION, "problem": problem.spec.name,
+                           "as_of": problem.as_of.isoformat(),
+                           "deadline": problem.spec.schedule.deadline.isoformat() if problem.spec.schedule.deadline
+                           else None, "frontier": [frontier_dict(pt) for pt in found]}))
+    else:
+        out.write(render_frontier(found, problem.spec.schedule.deadline, "github" if fmt == "markdown" else "simple"))
     return 0
 
 

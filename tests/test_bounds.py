@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import solver.solve.grow as grow_mod
 from solver.answers.conflicts import PairOracle
 from solver.estimate.cost import buy_node_lines, cloud_node_lines
+from solver.estimate.options import owning
 from solver.inputs.problem import load_problem
 from solver.model.objective import universe_ceiling
 from solver.solve.brute import best_at, brute_force
@@ -132,10 +133,20 @@ def test_price_templates_match_the_cost_functions() -> None:
                 if o.mode == "buy":
                     direct = buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
                                             wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
-                                            node_kw=float(o.system.node_kw.value), pue=site.pue,
+                                            wait_days=0, node_kw=float(o.system.node_kw.value), pue=site.pue,
                                             usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
-                                            accounting=lp.spec.policy.accounting,
-                                            consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate")
+                                            owning=owning(lp), consumer=o.accel.cls == "consumer",
+                                            estimate=q.kind == "estimate")
+                    waited = buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
+                                            wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
+                                            wait_days=40, node_kw=float(o.system.node_kw.value), pue=site.pue,
+                                            usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
+                                            owning=owning(lp), consumer=o.accel.cls == "consumer",
+                                            estimate=q.kind == "estimate")
+                    extra = pt.per_node.waited(q.id, 40)
+                    tol = 1e-9 * waited.total_cash + 1e-6    # a difference of two affine fits of large totals
+                    assert extra[0] == pytest.approx(waited.total_cost - direct.total_cost, abs=tol)
+                    assert extra[1] == pytest.approx(waited.total_cash - direct.total_cash, abs=tol)
                 else:
                     direct = cloud_node_lines(usd_per_gpu_hour=q.price, per_node=o.system.per_node,
                                               ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,

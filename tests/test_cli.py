@@ -221,7 +221,10 @@ def _check_plan_consistency(p: dict[str, Any], systems: dict[str, dict[str, Any]
         assert q["id"] in quotes, q["id"]
         assert quotes[q["id"]]["system"] == p["system"]
         assert quotes[q["id"]]["mode"] == p["mode"]
-    assert p["option"] == f"{p['system']}/{p['mode']}"
+    assert p["option"] == f"{p['system']}/{p['offer']}" and p["offer"].split("-")[0] == p["mode"]
+    offers = {"on_demand": p["mode"], "reserved": f"{p['mode']}-reserved", "spot": f"{p['mode']}-spot"}
+    for q in p["quotes"]:       # one offer per plan: its quotes' contracts say which
+        assert p["mode"] in ("buy", "managed") or offers[q["contract"]] == p["offer"], (q["contract"], p["offer"])
     # the model fits
     mem = p["memory_per_gpu_gb"]
     assert 0 < mem["required"] <= mem["available"]
@@ -259,12 +262,14 @@ def test_solve_json_alternatives(finetune_json, systems, quotes):
     plan = finetune_json["plan"]
     alts = finetune_json["alternatives"]
     assert alts, "the fine-tune problem has several workable accelerator/mode pairs"
-    chosen_pair = (plan["accelerator"], plan["mode"])
-    pairs = [(a["accelerator"], a["mode"]) for a in alts]
+    chosen_pair = (plan["accelerator"], plan["offer"])
+    pairs = [(a["accelerator"], a["offer"]) for a in alts]
     assert chosen_pair not in pairs, "the chosen pair is not repeated as an alternative"
-    assert len(set(pairs)) == len(pairs), "one alternative per accelerator/mode pair"
+    assert len(set(pairs)) == len(pairs), "one alternative per accelerator and offer (buy, cloud, reserved, spot)"
     totals = [a["cost_usd"]["total"] for a in alts]
-    assert totals == sorted(totals), "alternatives are sorted by cost"
+    # ranked by the objective: cost in the model's money unit (each term rounded up), then finish
+    unit = finetune_json["objective"]["money_unit_usd"]
+    assert all(b >= a - unit * 20 for a, b in zip(totals, totals[1:], strict=False)), "alternatives are sorted by cost"
     for a in alts:
         assert "delta_usd" in a
         assert abs(a["delta_usd"] - (a["cost_usd"]["total"] - plan["cost_usd"]["total"])) <= MONEY_TOL, a["option"]

@@ -1,10 +1,15 @@
-"""Tests for solver/cost.py: depreciation, buy / cloud / managed line items, fixed lines, slip premium, Lines.
+"""Tests for solver/estimate/cost.py: depreciation and resale, buy / cloud / managed line items (with capital,
+support, hall and waiting), fixed lines, the expected slip premium, Lines.
 
 Every expected dollar figure is computed by hand from the cost.py docstring and written out as arithmetic.
 Formula tests use their own MoneyA (`M`); a few read the bundled `A.money` so they survive tuning.
 """
 
 from __future__ import annotations
+
+import math
+import random
+from statistics import NormalDist
 
 import pytest
 
@@ -14,11 +19,14 @@ from solver.estimate.cost import (
     LINE_ORDER,
     RISK_LINES,
     Lines,
+    Owning,
     buy_node_lines,
     cloud_node_lines,
     depreciation_fraction,
+    expected_excess_days,
     fixed_lines,
     managed_node_lines,
+    resale_fraction,
     slip_premium,
 )
 
@@ -78,71 +86,120 @@ def test_depreciation_with_residual_value():
 
 
 # ---------------------------------------------------------------------------------------------- buy
+# M's owning assumptions, written out so the hand arithmetic below reads on its own: capital 10%/yr, support 5%/yr,
+# a hall at $100 per kW-month, and a resale curve 0.8 at age 0, 0.6 at one year, 0.2 at four years.
+
+M = M.model_copy(update={"cost_of_capital_pct_per_year": 10.0, "support_pct_per_year": 5.0,
+                         "facility_usd_per_kw_month": 100.0,
+                         "resale_value_by_age_years": {0.0: 0.8, 1.0: 0.6, 4.0: 0.2}})
+OWN = Owning(after_run="resell", facility_usd_per_kw_month=100.0, facility_is_cash=False)
+BUY = dict(price=300_000.0, nodes=4, ideal_hours=1000.0, wall_hours=1200.0, install_days=21.0, wait_days=0.0,
+           node_kw=10.0, pue=1.3, usd_per_kwh=0.10, money=M, owning=OWN, consumer=False, estimate=False)
+HELD_I, HELD_W = 21 * 24 + 1000, 21 * 24 + 1200     # hours held: install, then the run (ideal / with failures)
+EXTRA = 0.20 + 0.05                                  # network (> 1 node) + storage, as fractions of the server price
+HW = 300_000 * (1 + EXTRA)                           # the cluster's hardware for one node: $375,000
+ENERGY_H = 10 * 1.3 * 0.10                           # kW x PUE x $/kWh = $1.30 per hour
 
 
-BUY = dict(price=300_000.0, nodes=4, ideal_hours=1000.0, wall_hours=1200.0, install_days=21.0, node_kw=10.0,
-           pue=1.3, usd_per_kwh=0.10, money=M, accounting="depreciation", consumer=False, estimate=False)
+def _resale(hours: float) -> float:
+    """M's curve by hand: 0.8 - 0.2 per year in the first year."""
+    years = hours / 8760
+    assert years <= 1
+    return 0.8 - 0.2 * years
 
 
-def test_buy_lines_depreciation_multi_node():
+@pytest.mark.parametrize("years, expected", [(0, 0.8), (0.5, 0.7), (1, 0.6), (2.5, 0.4), (4, 0.2), (9, 0.2)])
+def test_resale_curve_is_linear_between_ages_and_flat_after(years, expected):
+    assert resale_fraction(years, M) == pytest.approx(expected)
+
+
+def test_buy_lines_resell_multi_node():
     lines = buy_node_lines(**BUY)
-    base = (21 * 24 + 1000) / 35040           # install days count towards the holding period
-    full = (21 * 24 + 1200) / 35040
-    extra = 0.20 + 0.05                       # network (> 1 node) + storage
-    energy_h = 10 * 1.3 * 0.10                # kW × PUE × $/kWh = $1.30 per hour
-    assert lines.cost["compute"] == pytest.approx(300_000 * base)
-    assert lines.cost["network_storage"] == pytest.approx(300_000 * extra * base)
-    assert lines.cost["energy"] == pytest.approx(energy_h * 1000)                        # $1,300
-    assert lines.cost["failure_rework"] == pytest.approx(300_000 * (1 + extra) * (full - base)
-                                                         + energy_h * (1200 - 1000))
+    assert lines.cost["compute"] == 300_000                                   # bought in full ...
+    assert lines.cost["network_storage"] == pytest.approx(300_000 * EXTRA)
+    assert lines.cost["resale_credit"] == pytest.approx(-HW * _resale(HELD_I))  # ... and sold after the run
+    assert lines.cost["capital"] == pytest.approx(HW * 0.10 * HELD_I / 8760)
+    assert lines.cost["support"] == pytest.approx(HW * 0.05 * HELD_I / 8760)
+    assert lines.cost["facility"] == pytest.approx(10 * 100 * HELD_I / 730)
+    assert lines.cost["energy"] == pytest.approx(ENERGY_H * 1000)
+    # 200 hours of failures: the hardware is older when sold, and capital, support, hall and power run longer
+    assert lines.cost["failure_rework"] == pytest.approx(
+        HW * (_resale(HELD_I) - _resale(HELD_W)) + HW * 0.15 * 200 / 8760 + 10 * 100 * 200 / 730 + ENERGY_H * 200)
     assert "consumer_risk" not in lines.cost and "estimate_price" not in lines.cost
-    # cash: the whole capex (servers + network/storage), energy, and only the energy part of the rework
+    # cash: the whole capex, support, energy; not the resale (it comes back later), capital or the own hall
     assert lines.cash["compute"] == 300_000
-    assert lines.cash["network_storage"] == pytest.approx(300_000 * extra)
-    assert lines.cash["energy"] == pytest.approx(energy_h * 1000)
-    assert lines.cash["failure_rework"] == pytest.approx(energy_h * 200)
-    assert lines.total_cash == pytest.approx(300_000 * 1.25 + energy_h * 1200)
+    assert lines.cash["network_storage"] == pytest.approx(300_000 * EXTRA)
+    assert lines.cash["resale_credit"] == 0.0 and lines.cash["capital"] == 0.0 and lines.cash["facility"] == 0.0
+    assert lines.cash["support"] == pytest.approx(HW * 0.05 * HELD_I / 8760)
+    assert lines.cash["failure_rework"] == pytest.approx(HW * 0.05 * 200 / 8760 + ENERGY_H * 200)
+    assert lines.total_cash == pytest.approx(HW + HW * 0.05 * HELD_W / 8760 + ENERGY_H * 1200)
+
+
+def test_buy_lines_reuse_is_straight_line_depreciation_of_the_time_held():
+    lines = buy_node_lines(**{**BUY, "owning": Owning("reuse", 100.0, False)})
+    base, full = HELD_I / 35040, HELD_W / 35040          # M: four-year life, no residual
+    assert lines.cost["compute"] == pytest.approx(300_000 * base)
+    assert lines.cost["network_storage"] == pytest.approx(300_000 * EXTRA * base)
+    assert "resale_credit" not in lines.cost
+    assert lines.cost["failure_rework"] == pytest.approx(
+        HW * (full - base) + HW * 0.15 * 200 / 8760 + 10 * 100 * 200 / 730 + ENERGY_H * 200)
+    assert lines.cash["compute"] == 300_000
+
+
+def test_buy_lines_idle_writes_the_hardware_off():
+    lines = buy_node_lines(**{**BUY, "owning": Owning("idle", 100.0, False)})
+    assert lines.cost["compute"] == 300_000 and lines.cost["network_storage"] == pytest.approx(300_000 * EXTRA)
+    assert "resale_credit" not in lines.cost
+    # written off in full either way, so failures only add the time-proportional lines
+    assert lines.cost["failure_rework"] == pytest.approx(HW * 0.15 * 200 / 8760 + 10 * 100 * 200 / 730
+                                                         + ENERGY_H * 200)
 
 
 def test_buy_lines_single_node_has_no_network_share():
-    lines = buy_node_lines(**{**BUY, "nodes": 1})
-    base = (21 * 24 + 1000) / 35040
-    full = (21 * 24 + 1200) / 35040
+    lines = buy_node_lines(**{**BUY, "nodes": 1, "owning": Owning("reuse", 100.0, False)})
+    base = HELD_I / 35040
     assert lines.cost["network_storage"] == pytest.approx(300_000 * 0.05 * base)     # storage only
     assert lines.cash["network_storage"] == pytest.approx(300_000 * 0.05)
-    assert lines.cost["failure_rework"] == pytest.approx(300_000 * 1.05 * (full - base) + 1.3 * 200)
+    assert lines.cost["capital"] == pytest.approx(300_000 * 1.05 * 0.10 * HELD_I / 8760)
 
 
-def test_buy_lines_full_capex():
-    lines = buy_node_lines(**{**BUY, "accounting": "full_capex"})
-    assert lines.cost["compute"] == 300_000
-    assert lines.cost["network_storage"] == pytest.approx(300_000 * 0.25)
-    # the hardware is charged in full either way, so failures only add energy
-    assert lines.cost["failure_rework"] == pytest.approx(10 * 1.3 * 0.10 * 200)
+def test_buy_cash_is_the_same_whatever_happens_after_the_run():
+    totals = {after: buy_node_lines(**{**BUY, "owning": Owning(after, 100.0, False)}) for after in
+              ("resell", "reuse", "idle")}
+    assert totals["resell"].total_cash == pytest.approx(totals["reuse"].total_cash)
+    assert totals["idle"].total_cash == pytest.approx(totals["reuse"].total_cash)
+    # a year-old cluster sells at 60-80%: reuse (4-year straight line) < resell < idle
+    assert totals["reuse"].total_cost < totals["resell"].total_cost < totals["idle"].total_cost
 
 
-def test_buy_cash_is_full_capex_whatever_the_accounting():
-    dep = buy_node_lines(**BUY)
-    cap = buy_node_lines(**{**BUY, "accounting": "full_capex"})
-    assert dep.total_cash == pytest.approx(cap.total_cash)
-    assert dep.total_cost < cap.total_cost
+def test_buy_lines_colocation_rent_is_cash():
+    lines = buy_node_lines(**{**BUY, "owning": Owning("resell", 184.0, True)})
+    assert lines.cost["facility"] == pytest.approx(10 * 184 * HELD_I / 730)
+    assert lines.cash["facility"] == pytest.approx(lines.cost["facility"])
 
 
-def test_buy_lines_depreciation_capped_past_useful_life():
-    lines = buy_node_lines(**{**BUY, "ideal_hours": 40_000.0, "wall_hours": 50_000.0})
-    assert lines.cost["compute"] == pytest.approx(300_000)
-    assert lines.cost["failure_rework"] == pytest.approx(10 * 1.3 * 0.10 * 10_000)   # energy only
+def test_waiting_hardware_is_held_longer():
+    """A quote that had to be ordered early: 30 more days of capital, support, hall and lost value."""
+    plain = buy_node_lines(**BUY)
+    waited = buy_node_lines(**{**BUY, "wait_days": 30})
+    extra_h = 30 * 24
+    assert waited.cost["capital"] - plain.cost["capital"] == pytest.approx(HW * 0.10 * extra_h / 8760)
+    assert waited.cost["support"] - plain.cost["support"] == pytest.approx(HW * 0.05 * extra_h / 8760)
+    assert waited.cost["facility"] - plain.cost["facility"] == pytest.approx(10 * 100 * extra_h / 730)
+    assert waited.cost["resale_credit"] == pytest.approx(-HW * _resale(HELD_I + extra_h))
+    assert waited.cost["energy"] == plain.cost["energy"]      # idle hardware is not charged power
+    assert waited.total_cash - plain.total_cash == pytest.approx(HW * 0.05 * extra_h / 8760)
 
 
 def test_buy_lines_risk_premiums_are_not_cash():
     lines = buy_node_lines(**{**BUY, "consumer": True, "estimate": True})
-    full = (21 * 24 + 1200) / 35040
-    assert lines.cost["consumer_risk"] == pytest.approx(300_000 * full * 10 / 100)
-    assert lines.cost["estimate_price"] == pytest.approx(300_000 * full * 1.25 * 20 / 100)
+    loss = 1 - _resale(HELD_W)                             # share of the price lost by the end of the run
+    assert lines.cost["consumer_risk"] == pytest.approx(300_000 * loss * 10 / 100)
+    driven = HW * loss + HW * 0.15 * HELD_W / 8760         # the price-driven cost: lost value, capital, support
+    assert lines.cost["estimate_price"] == pytest.approx(driven * 20 / 100)
     assert "consumer_risk" not in lines.cash and "estimate_price" not in lines.cash
     plain = buy_node_lines(**BUY)
     assert lines.total_cash == pytest.approx(plain.total_cash)
-    assert lines.total_cost == pytest.approx(plain.total_cost + 300_000 * full * (0.10 + 1.25 * 0.20))
 
 
 def test_buy_lines_energy_with_bundled_node_figures():
@@ -263,14 +320,69 @@ def test_fixed_lines_with_bundled_money():
 # ---------------------------------------------------------------------------------------------- slip premium
 
 
-def test_slip_premium():
-    assert slip_premium(30, 75, M) == pytest.approx((75 - 30) * 1_000)
-    assert slip_premium(30, None, M) == 0.0
-    assert slip_premium(30, 30, M) == 0.0
-    assert slip_premium(30, 20, M) == 0.0        # never negative
+def _closed_form(p50: float, p90: float, b: float) -> float:
+    """E[max(0, L - b)] for L lognormal through p50 and p90, written out independently: the partial expectation of
+    a lognormal, E[L; L > b] - b P(L > b), with sigma from the 90th percentile of the standard normal."""
+    z = NormalDist().inv_cdf(0.9)
+    mu, sigma = math.log(p50), math.log(p90 / p50) / z
+    n = NormalDist()
+    tail_mean = math.exp(mu + sigma ** 2 / 2) * n.cdf((mu + sigma ** 2 - math.log(b)) / sigma)
+    return tail_mean - b * n.cdf((mu - math.log(b)) / sigma)
+
+
+@pytest.mark.parametrize("p50, p90, b", [(84, 210, 210), (84, 210, 150), (7, 30, 34), (30, 45, 45), (60, 120, 400)])
+def test_expected_excess_matches_the_closed_form(p50, p90, b):
+    assert expected_excess_days(p50, p90, b) == pytest.approx(_closed_form(p50, p90, b), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("p50, p90, b", [(84, 210, 210), (7, 30, 34), (60, 120, 90)])
+def test_expected_excess_matches_a_simulation(p50, p90, b):
+    """400,000 lognormal draws through p50/p90: the mean excess is within 4 standard errors of the formula."""
+    rng = random.Random(20261201)
+    sigma = math.log(p90 / p50) / NormalDist().inv_cdf(0.9)
+    draws = [max(0.0, math.exp(math.log(p50) + sigma * rng.gauss(0, 1)) - b) for _ in range(400_000)]
+    mean = sum(draws) / len(draws)
+    se = math.sqrt(sum((d - mean) ** 2 for d in draws) / (len(draws) - 1) / len(draws))
+    assert abs(mean - expected_excess_days(p50, p90, b)) <= 4 * se
+
+
+def test_expected_excess_properties():
+    assert expected_excess_days(30, None, 10) == 20            # no spread: the lead time is certain
+    assert expected_excess_days(30, 30, 45) == 0.0
+    assert expected_excess_days(30, 60, 0) == pytest.approx(30 * math.exp((math.log(2) / 1.2815515655) ** 2 / 2))
+    later = [expected_excess_days(84, 210, b) for b in (100, 150, 210, 300, 600, 2000)]
+    assert later == sorted(later, reverse=True)               # a later start leaves less to slip
+    assert later[-1] > 0                                       # an uncapped lognormal never quite reaches 0
+
+
+@pytest.mark.parametrize("p50, p90, b", [(84, 210, 210), (7, 30, 34), (60, 120, 90)])
+def test_capped_excess_matches_its_closed_form_and_a_simulation(p50, p90, b):
+    """Capped at the 99th percentile c: E[(min(L, c) - b)+] = E[(L - b)+] - E[(L - c)+], and a simulation of
+    min(L, c) agrees within 4 standard errors."""
+    sigma = math.log(p90 / p50) / NormalDist().inv_cdf(0.9)
+    cap = p50 * math.exp(sigma * NormalDist().inv_cdf(0.99))
+    want = _closed_form(p50, p90, b) - _closed_form(p50, p90, cap)
+    assert expected_excess_days(p50, p90, b, 0.99) == pytest.approx(want, rel=1e-9)
+    rng = random.Random(7)
+    draws = [max(0.0, min(cap, math.exp(math.log(p50) + sigma * rng.gauss(0, 1))) - b) for _ in range(400_000)]
+    mean = sum(draws) / len(draws)
+    se = math.sqrt(sum((d - mean) ** 2 for d in draws) / (len(draws) - 1) / len(draws))
+    assert abs(mean - want) <= 4 * se
+
+
+def test_capacity_ready_beyond_the_cap_never_slips():
+    """Ordered more than the cap before the start: the premium is exactly zero."""
+    cap = 84 * math.exp(math.log(210 / 84) / NormalDist().inv_cdf(0.9) * NormalDist().inv_cdf(0.99))
+    assert expected_excess_days(84, 210, cap + 0.01, 0.99) == 0.0
+    assert expected_excess_days(84, 210, cap - 5, 0.99) > 0.0
+    assert slip_premium(7, 30, 182, M.model_copy(update={"delay_cost_usd_per_day": 50_000.0}), 0.99) == 0.0
+
+
+def test_slip_premium_is_delay_cost_times_expected_days():
     m = M.model_copy(update={"delay_cost_usd_per_day": 50_000.0})
-    assert slip_premium(60, 120, m) == pytest.approx(60 * 50_000)
-    assert slip_premium(60, 120, A.money) == pytest.approx(60 * A.money.delay_cost_usd_per_day)
+    assert slip_premium(84, 210, 210, m) == pytest.approx(50_000 * _closed_form(84, 210, 210))
+    assert slip_premium(84, 210, 210, M.model_copy(update={"delay_cost_usd_per_day": 0.0})) == 0.0
+    assert slip_premium(30, None, 45, m) == 0.0
 
 
 # ---------------------------------------------------------------------------------------------- Lines

@@ -57,7 +57,7 @@ def drop(problem: Problem, group: str) -> list[Change]:
         "site.it_power_kw": 10_000_000, "site.racks": 1_000_000, "site.rack_power_kw": 10_000,
         "site.cooling": ["air", "liquid"], "policy.modes": ["buy", "cloud", "managed"], "policy.require_ecc": False,
         "policy.accelerators": {"include": [], "exclude": []}, "policy.vendors": {"include": [], "exclude": []},
-        "policy.allow_estimates": True}
+        "policy.allow_estimates": True, "policy.max_fabrics": 64, "policy.allow_preemptible": True}
     if group in simple:
         return [Change(tuple(group.split(".")), simple[group], f"test: drop {group}")]
     if group.startswith("quotes.") and group.endswith(".max_nodes"):
@@ -72,8 +72,14 @@ def drop(problem: Problem, group: str) -> list[Change]:
 
 
 def feasible(problem: Problem, dropped: list[str] = ()) -> bool:  # type: ignore[assignment]
-    """Whether the problem, with these groups dropped by editing it, has a plan (a complete solve)."""
-    edits = [c for g in dropped for c in drop(problem, g)]
+    """Whether the problem, with these groups dropped by editing it, has a plan (a complete solve). Rules are
+    dropped together, in one edit of the rule list (one edit per rule would put the others back)."""
+    rules = [g for g in dropped if g.startswith("rules.")]
+    edits = [c for g in dropped if not g.startswith("rules.") for c in drop(problem, g)]
+    if rules:
+        kept = [r for r, parsed in zip(problem.raw.get("rules", []), problem.spec.rules, strict=True)
+                if f"rules.{parsed.name}" not in rules]
+        edits.append(Change(("rules",), kept, "test: drop " + ", ".join(rules)))
     status = solve_problem(problem.with_changes(edits), QUICK).status
     assert status in ("optimal", "infeasible"), status
     return status == "optimal"
@@ -83,7 +89,8 @@ def every_group(problem: Problem) -> list[str]:
     """Every group a problem can state (those not in its file are dropped already and dropping them is a no-op)."""
     spec = problem.spec
     groups = ["schedule.deadline", "schedule.earliest_start", "budget.max_usd", "policy.modes", "policy.require_ecc",
-              "policy.accelerators", "policy.vendors", "policy.allow_estimates"]
+              "policy.accelerators", "policy.vendors", "policy.allow_estimates", "policy.max_fabrics",
+              "policy.allow_preemptible"]
     if spec.site is not None:
         groups += ["site.it_power_kw", "site.racks", "site.rack_power_kw", "site.cooling"]
     groups += [f"rules.{r.name}" for r in spec.rules]
@@ -252,7 +259,8 @@ def test_why_not_answers_for_every_accelerator(why_nots: dict[str, dict[str, Any
         elif out["status"] == "more_expensive":
             assert out["delta_usd"] >= -1e-6, acc
             assert out["plan"].accelerator == acc
-    assert why_nots["rubin"]["status"] == "excluded" and "no quote" in why_nots["rubin"]["reasons"][0]
+    assert why_nots["rubin"]["status"] == "excluded" and "no price yet" in why_nots["rubin"]["reasons"][0]
+    assert why_nots["h800"]["status"] == "excluded" and "no quote" in why_nots["h800"]["reasons"][0]
     assert sum(o["status"] == "chosen" for o in why_nots.values()) == 1
 
 

@@ -1,8 +1,10 @@
 """Golden plans: every cost and cash line, and the dates, computed by hand here from the catalog numbers.
 
-One plan per procurement mode — bought servers (depreciation, network and storage share, energy, failure rework,
-estimated-price premium, delivery slip), cloud capacity under a commitment that outlasts the run, a managed
-contract with porting from PyTorch to TPU — each forced by a `require` rule so the decision is known. The numbers
+One plan per procurement mode — bought servers (price less resale value at the age reached, network and storage
+share, capital, support, the hall, energy, failure rework, estimated-price premium, expected delivery slip), bought
+servers that must wait months for the start (idle holding), cloud capacity under a commitment that outlasts the
+run, a managed contract with porting from PyTorch to TPU — each forced by a `require` rule so the decision is
+known. The numbers
 come from the catalog YAML read here with PyYAML (not through `plan`), and the formulas are written out below from
 the documented model (README "How the estimates are computed"); nothing calls the code under test except the
 solve itself, through the command line. A formula bug in the estimators, the price templates or the model shows
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import date, timedelta
+from statistics import NormalDist
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +113,60 @@ def assert_lines(got: dict[str, float], want: dict[str, float]) -> None:
         assert got[k] == pytest.approx(v, abs=1.0), k
 
 
+def resale(age_years: float) -> float:
+    """The catalog's resale curve read by hand: straight between its ages, flat after the last."""
+    curve = sorted((float(k), v) for k, v in A["money"]["resale_value_by_age_years"].items())
+    for (a0, v0), (a1, v1) in zip(curve, curve[1:], strict=False):
+        if a0 <= age_years <= a1:
+            return v0 + (v1 - v0) * (age_years - a0) / (a1 - a0)
+    return curve[-1][1]
+
+
+def late_days(p50: float, p90: float, allowance: float) -> float:
+    """Expected days past the allowance for a lead time lognormal through p50/p90, capped at the quantile
+    `lead_time_cap_quantile` (README "Delivery slip"), by the lognormal partial expectation."""
+    n = NormalDist()
+    mu, sigma = math.log(p50), math.log(p90 / p50) / n.inv_cdf(0.9)
+    cap = math.exp(mu + sigma * n.inv_cdf(A["lead_time_cap_quantile"]))
+
+    def partial(b: float) -> float:   # E[(L - b)+]
+        return math.exp(mu + sigma ** 2 / 2) * n.cdf((mu + sigma ** 2 - math.log(b)) / sigma) - \
+            b * n.cdf((mu - math.log(b)) / sigma)
+    return max(0.0, partial(allowance) - partial(cap)) if allowance < cap else 0.0
+
+
+def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: float, system: str,
+          pue: float, tariff: float, estimate: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """(cost, cash) lines of nodes bought and sold after the run (the default `after_run: resell`), held from
+    delivery: install + wait + run (README "The cost of owning")."""
+    m = A["money"]
+    capex = nodes * price
+    extra = m["storage_capex_fraction"] + (m["network_capex_fraction"] if nodes > 1 else 0.0)
+    cluster = capex * (1 + extra)
+    before = (A["install_days"]["datacenter"] + wait_days) * 24
+    held_i, held_w = before + ideal, before + wall
+    it_kw = SYSTEMS[system]["node_kw"]["value"] * nodes
+    per_year = m["cost_of_capital_pct_per_year"] / 100, m["support_pct_per_year"] / 100
+    hall = it_kw * m["facility_usd_per_kw_month"] * 12                       # $ per year
+    cost = {
+        "compute": capex, "network_storage": capex * extra,
+        "resale_credit": -cluster * resale(held_i / 8760),
+        "capital": cluster * per_year[0] * held_i / 8760,
+        "support": cluster * per_year[1] * held_i / 8760,
+        "facility": hall * held_i / 8760,
+        "energy": it_kw * pue * ideal * tariff,
+        "failure_rework": cluster * (resale(held_i / 8760) - resale(held_w / 8760))
+        + (cluster * sum(per_year) + hall) * (wall - ideal) / 8760 + it_kw * pue * (wall - ideal) * tariff,
+    }
+    if estimate:
+        lost = cluster * (1 - resale(held_w / 8760)) + cluster * sum(per_year) * held_w / 8760
+        cost["estimate_price"] = lost * m["estimate_price_risk_pct"] / 100
+    cash = {"compute": capex, "network_storage": capex * extra, "support": cost["support"],
+            "energy": cost["energy"],
+            "failure_rework": cluster * per_year[1] * (wall - ideal) / 8760 + it_kw * pue * (wall - ideal) * tariff}
+    return cost, cash
+
+
 def test_bought_servers(tmp_path: Path) -> None:
     plan = solve(tmp_path, """
 name: golden-buy
@@ -128,27 +185,13 @@ quotes:
     assert plan["option"] == "dgx-h100/buy" and plan["nodes"] == 2 and plan["quotes"][0]["id"] == "golden-buy"
     assert [q["nodes"] for q in plan["quotes"]] == [2]
     ideal, wall = hand_hours(params=10e9, tokens=20e9, layers=32, hidden=4096, seq=2048, system="dgx-h100", nodes=2)
-    m = A["money"]
-    life = m["depreciation_years"] * 365 * 24
-    install = A["install_days"]["datacenter"] * 24
-
-    def share(hours: float) -> float:
-        return min(1.0, (install + hours) / life) * (1 - m["residual_fraction"])
-
-    capex = 2 * 250_000
-    extra = m["storage_capex_fraction"] + m["network_capex_fraction"]          # two nodes: network too
-    kw = SYSTEMS["dgx-h100"]["node_kw"]["value"] * 2 * 1.25                    # IT kW x PUE
-    cost = {
-        "compute": capex * share(ideal),
-        "network_storage": capex * extra * share(ideal),
-        "energy": kw * ideal * 0.10,
-        "failure_rework": capex * (1 + extra) * (share(wall) - share(ideal)) + kw * (wall - ideal) * 0.10,
-        "operations": operations("buy", 2, 16, wall),
-        "delivery_slip": (60 - 30) * 10_000,
-        "estimate_price": capex * (1 + extra) * share(wall) * m["estimate_price_risk_pct"] / 100,
-    }
-    cash = {"compute": capex, "network_storage": capex * extra, "energy": kw * ideal * 0.10,
-            "failure_rework": kw * (wall - ideal) * 0.10, "operations": operations("buy", 2, 16, wall)}
+    cost, cash = owned(price=250_000, nodes=2, ideal=ideal, wall=wall, wait_days=0, system="dgx-h100", pue=1.25,
+                       tariff=0.10, estimate=True)
+    ops = operations("buy", 2, 16, wall)
+    # ordered at once (just in time for the p90 schedule): 60 days are allowed for a delivery whose p50 is 30
+    cost.update(operations=ops, delivery_slip=10_000 * late_days(30, 60, 60))
+    cash.update(operations=ops)
+    assert cost["delivery_slip"] > 0
     assert_lines(plan["cost_usd"], cost)
     assert_lines(plan["cash_usd"], cash)
     assert plan["cost_usd"]["total"] == pytest.approx(sum(cost.values()), abs=2)
@@ -156,6 +199,45 @@ quotes:
     assert plan["start"] == start.isoformat()
     assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
     assert plan["training_days"] == pytest.approx(wall / 24, abs=0.01)
+    q = plan["quotes"][0]
+    assert (q["ordered"], q["delivered"], q["ready"]) == ("2026-12-01", "2027-01-30", start.isoformat())
+    assert q["fabric"] == "site" and q["wait_days"] == 0 and plan["after_run"] == "resell"
+
+
+def test_bought_servers_that_must_wait_for_the_start(tmp_path: Path) -> None:
+    """The quote expires long before the start: ordered on its last day, the hardware waits 71 days, and holding it
+    is charged; the delivery is then so early that it cannot slip past the start."""
+    plan = solve(tmp_path, """
+name: golden-wait
+as_of: 2026-12-01
+workload: {method: pretrain, params: 10B, tokens: 20B, seq_len: 2048, layers: 32, hidden: 4096}
+schedule: {earliest_start: 2027-06-01}
+site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40,
+       electricity_usd_per_kwh: 0.10, pue: 1.25}
+policy: {modes: [buy], accelerators: {include: [h100-sxm]}}
+risk: {money: {delay_cost_usd_per_day: 10k}}
+rules: [{name: golden, when: {quote: golden-early, nodes: {eq: 2}}, then: require}]
+""", """
+quotes:
+- {id: golden-early, system: dgx-h100, mode: buy, vendor: test, price_usd: 250k, max_nodes: 4, lead_time_days: 30,
+   lead_time_p90_days: 60, quoted_on: 2026-11-20, valid_until: 2026-12-31, kind: list, source: test}
+""")
+    ideal, wall = hand_hours(params=10e9, tokens=20e9, layers=32, hidden=4096, seq=2048, system="dgx-h100", nodes=2)
+    # start 2027-06-01 = day 182; order by 2026-12-31 = day 30; ready 30 + 60 + 21 = day 111: 71 days of waiting
+    wait = 182 - 30 - 60 - A["install_days"]["datacenter"]
+    assert wait == 71
+    cost, cash = owned(price=250_000, nodes=2, ideal=ideal, wall=wall, wait_days=wait, system="dgx-h100", pue=1.25,
+                       tariff=0.10, estimate=False)
+    assert late_days(30, 60, 182 - 30 - 21) == 0.0      # 131 days allowed: beyond the lead time's cap
+    ops = operations("buy", 2, 16, wall)
+    cost.update(operations=ops)
+    cash.update(operations=ops)
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)
+    q = plan["quotes"][0]
+    assert (q["ordered"], q["delivered"], q["ready"], q["wait_days"]) == ("2026-12-31", "2027-03-01", "2027-03-22", 71)
+    assert plan["start"] == "2027-06-01"
+    assert any("waits 71 days" in w for w in plan["warnings"])
 
 
 def test_cloud_commitment_outlasting_the_run(tmp_path: Path) -> None:
@@ -171,8 +253,10 @@ quotes:
    max_nodes: 2, lead_time_days: 7, lead_time_p90_days: 10, quoted_on: 2026-11-20, valid_until: 2027-03-31,
    kind: negotiated, source: test}
 """)
-    assert plan["option"] == "dgx-b200/cloud" and plan["quotes"] == [
-        {**plan["quotes"][0], "id": "golden-cloud", "nodes": 1}]
+    assert plan["option"] == "dgx-b200/cloud-reserved" and plan["offer"] == "cloud-reserved"
+    assert plan["quotes"] == [{**plan["quotes"][0], "id": "golden-cloud", "nodes": 1}]
+    q = plan["quotes"][0]
+    assert (q["contract"], q["commit_months"], q["billed_months"]) == ("reserved", 1, 1)   # billed whole
     ideal, wall = hand_hours(params=7e9, tokens=1e9, layers=32, hidden=4096, seq=4096, system="dgx-b200", nodes=1)
     floor = 1 * HOURS_PER_MONTH
     assert wall < floor, "the run is shorter than the one-month commitment, which is billed whole"
@@ -185,6 +269,8 @@ quotes:
     start = date(2026, 12, 1) + timedelta(days=10)                                  # p90 lead time, no install
     assert plan["start"] == start.isoformat()
     assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
+    used = wall / HOURS_PER_MONTH
+    assert any(f"commits 1 months, billed in full; the run uses {used:.1f}" in w for w in plan["warnings"])
 
 
 def test_managed_contract_with_porting(tmp_path: Path) -> None:

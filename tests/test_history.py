@@ -19,7 +19,7 @@ def test_save_then_compare_unchanged_reports_no_change(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--save", str(saved)])
     assert r.exit_code == 0
     data = json.loads(saved.read_text())
-    assert data["schema_version"] == 2 and data["inputs"]["digest"] and data["result"]["plan"]
+    assert data["schema_version"] == 3 and data["inputs"]["digest"] and data["result"]["plan"]
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"], "no temporary file may be left behind"
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--compare-to", str(saved)])
     assert r.exit_code == 0 and "no change" in r.stdout
@@ -68,7 +68,7 @@ def test_compare_to_keeps_the_conflict_on_an_infeasible_rerun(tmp_path: Path) ->
 
 def test_saved_plan_missing_fields_is_one_line_naming_the_field(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
-    bad.write_text(json.dumps({"kind": "plan-result", "schema_version": 2}))
+    bad.write_text(json.dumps({"kind": "plan-result", "schema_version": 3}))
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--compare-to", str(bad)])
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "inputs" in r.stderr and str(bad) in r.stderr

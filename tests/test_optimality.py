@@ -8,11 +8,13 @@ capacities and lead times.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import tempfile
 from datetime import date, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -54,14 +56,20 @@ def problems(draw: Any) -> dict[str, Any]:
                    "require_ecc": draw(st.booleans()),
                    "accelerators": {"include": draw(st.lists(st.sampled_from(ACCELS), min_size=1, max_size=4,
                                                               unique=True))},
-                   "accounting": draw(st.sampled_from(["depreciation", "full_capex"]))},
+                   "after_run": draw(st.sampled_from(["resell", "reuse", "idle"])),
+                   "max_fabrics": draw(st.sampled_from([1, 1, 2])),
+                   "allow_preemptible": draw(st.booleans())},
         "objective": draw(st.sampled_from(["cost", "time", {"cost": 1, "delay_cost_usd_per_day": 20000}])),
     }
+    if draw(st.booleans()):  # late delivery has a price: the slip premium depends on the planned start
+        p["risk"] = {"money": {"delay_cost_usd_per_day": draw(st.sampled_from([5000, 50000]))}}
     if draw(st.booleans()):
         p["site"] = {"it_power_kw": draw(st.sampled_from([5, 50, 200, 2000])),
                      "cooling": draw(st.sampled_from([["air"], ["air", "liquid"]])),
                      "racks": draw(st.integers(1, 20)), "rack_power_kw": draw(st.sampled_from([15, 40, 140])),
                      "electricity_usd_per_kwh": 0.1, "pue": 1.3}
+        if draw(st.booleans()):
+            p["site"]["colocation_usd_per_kw_month"] = 180
     if draw(st.booleans()):
         p["budget"] = {"max_usd": draw(st.sampled_from([5e3, 1e5, 2e6, 5e7, 1e9])),
                        "applies_to": draw(st.sampled_from(["cash", "cost"]))}
@@ -92,23 +100,50 @@ def problems(draw: Any) -> dict[str, Any]:
 
 @st.composite
 def extra_quotes(draw: Any) -> list[dict[str, Any]]:
+    """Random quotes over the bundled ones: buy quotes that may expire early (their hardware then waits for the
+    start), cloud quotes on a few shared fabrics, on demand, reserved or spot."""
     out = []
     for i in range(draw(st.integers(0, 3))):
         mode = draw(st.sampled_from(["buy", "cloud"]))
         q: dict[str, Any] = {"id": f"rnd-{i}", "system": draw(st.sampled_from(SYSTEMS)), "mode": mode,
                              "vendor": "random", "min_nodes": (lo := draw(st.integers(1, 3))),
                              "max_nodes": lo + draw(st.integers(0, 6)), "lead_time_days": draw(st.integers(0, 120)),
-                             "quoted_on": "2026-11-01", "valid_until": "2027-12-31",
+                             "quoted_on": "2026-11-01",
+                             "valid_until": draw(st.sampled_from(["2026-12-10", "2027-02-15", "2027-12-31"])),
                              "kind": draw(st.sampled_from(["list", "estimate"])), "source": "hypothesis"}
         if draw(st.booleans()):
+            q["lead_time_days"] = max(1, q["lead_time_days"])
             q["lead_time_p90_days"] = q["lead_time_days"] + draw(st.integers(0, 90))
         if mode == "buy":
             q["price_usd"] = draw(st.sampled_from([3000, 50000, 300000, 3000000]))
         else:
             q["usd_per_gpu_hour"] = draw(st.sampled_from([0.5, 2.0, 6.0]))
-            q["commit_months"] = draw(st.sampled_from([0, 1]))
+            contract = draw(st.sampled_from(["on_demand", "reserved", "spot"]))
+            q["contract"] = contract
+            q["commit_months"] = 1 if contract == "reserved" else 0
+            fabric = draw(st.sampled_from([None, "fab-a", "fab-b"]))
+            if fabric is not None:
+                q["fabric"] = fabric
         out.append(q)
     return out
+
+
+BUNDLED = (
+    # buy
+    "rtx4090-4x-workstation-msrp", "rtx5090-1x-desktop-msrp", "rtx-pro-6000-1x-workstation-msrp",
+    "dgx-h100-semianalysis-estimate", "hgx-h100-server-2026-street", "hgx-h200-server-estimate",
+    "dgx-b200-nvidia-list", "dgx-b200-reseller-fast", "gb200-nvl72-rack-estimate", "mi300x-8x-server-estimate",
+    "mi355x-8x-estimate", "gaudi3-8x-kit-estimate", "cerebras-cs3-system-estimate", "vr200-nvl72-unpriced-2027",
+    # cloud: on demand, reserved, spot
+    "lambda-b200-8x-ondemand", "coreweave-b200-8x-ondemand", "coreweave-h100-8x-ondemand", "nebius-h100-8x-ondemand",
+    "coreweave-h100-8x-reserved-12mo", "lambda-h100-1cc-16gpu-reserved", "coreweave-h200-8x-ondemand",
+    "tensorwave-mi300x-8x-ondemand", "coreweave-b200-8x-spot", "nebius-b200-8x-preemptible",
+    "runpod-rtx5090-1x-ondemand", "lambda-a100-80gb-8x-ondemand", "coreweave-gb200-nvl72-ondemand",
+    "gcp-tpu7x-ondemand-estimate",
+    # managed
+    "gcp-tpu7x-capacity-contract-12mo", "cerebras-cs3-managed-training-estimate")
+"""The bundled quotes the random problems plan over (every mode, contract and fabric kind, a few quotes per option):
+the whole catalog would give options of a dozen quotes, whose every split the enumeration cannot walk."""
 
 
 def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path, sets: list[str] | None = None):
@@ -121,7 +156,11 @@ def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path, sets
             if isinstance(r["when"].get("quote"), list) else r for r in problem.get("rules", [])]}
     f = tmp / "p.yaml"
     f.write_text(yaml.safe_dump(problem, sort_keys=False))
-    return load_problem(f, GRID + (sets or []))
+    loaded = load_problem(f, GRID + (sets or []))
+    cat = loaded.files_catalog
+    assert cat is not None
+    keep = {k: v for k, v in cat.quotes.items() if k in BUNDLED or k.startswith("rnd-")}
+    return loaded.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
 
 
 def _solve(problem: Any) -> tuple[Any, Any, Any]:
@@ -145,6 +184,8 @@ def test_cpsat_optimum_equals_brute_force(problem: dict[str, Any], quotes: list[
         assert out.objective == brute.objective, (out.plan and out.plan.option, out.plan and out.plan.nodes, brute)
         assert out.plan is not None
         check_plan(p, ctx.universe, out.plan)
+        fabrics = {q.fabric for q in out.plan.quotes}
+        assert len(fabrics) <= p.spec.policy.max_fabrics, fabrics     # one job, one fabric (unless allowed)
 
 
 def _cost(problem: dict[str, Any], quotes: list[dict[str, Any]],

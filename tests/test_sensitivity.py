@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cli import main
 from solver.answers.sensitivity import break_evens, sweeps
+from solver.inputs.overrides import Change
 from solver.inputs.problem import load_problem
 from solver.solve.pipeline import SolveSettings, solve_problem
 
@@ -65,8 +66,12 @@ def test_mfu_sweep_scales_the_problems_own_mfu_not_the_bundled_one() -> None:
 def test_lead_time_sweep_keeps_user_quotes(tmp_path: Path) -> None:
     """A quote given with --quotes is still in the problem when every lead time is shifted."""
     q = tmp_path / "q.yaml"
-    q.write_text("quotes:\n- {id: lambda-b200-8x-ondemand, usd_per_gpu_hour: 1.0}\n")
-    problem = load_problem(FINETUNE, quotes=[str(q)])
+    q.write_text("quotes:\n- {id: lambda-b200-8x-ondemand, usd_per_gpu_hour: 1.0, max_nodes: 4}\n")
+    # spot capacity, ready in a day, would win once every lead time is 30 days longer: this test is about quotes
+    problem = load_problem(FINETUNE, ["policy.modes=[cloud]", "policy.accelerators.include=[b200]"],
+                           quotes=[str(q)])
+    problem = problem.with_changes([Change(("rules",), [{"name": "no-spot", "when": {"quote": [
+        x for x, v in problem.catalog.quotes.items() if v.contract == "spot"]}, "then": "forbid"}], "test")])
     rows = sweeps(problem, SolveSettings(), ["lead_time_days"])["lead_time_days"]
     planned = [r for r in rows if r["option"] is not None]
     assert len(planned) >= 2 and all(r["option"] == "dgx-b200/cloud" for r in planned), rows

@@ -23,7 +23,8 @@ from typing import Any
 
 from ..estimate.options import Point, Universe
 from ..model.builder import Built, build
-from ..model.groups import rank
+from ..estimate.options import option_quote_ready
+from ..model.groups import capacity_group, capacity_quote, rank
 from ..model.screening import Reasons
 from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Outcome
 from ..solve.grow import Step, grow
@@ -91,11 +92,15 @@ def covering_reason(ctx: Context, sub: Universe) -> list[str] | None:
     """Source 1: a small set of groups whose point-local reasons cover every workable point of `sub`, shrunk by
     deletion to be minimal among such proofs; None when some point has no local reason (the reason is then about
     allocation, start dates or rules — left to CP-SAT)."""
+    shared = _shared_singleton(ctx, sub)
+    if shared is not None:
+        return [shared]
     items: list[Reasons] = []
     for o in sub.options:
         for pt in o.points:
             if pt.workable:
-                v = ctx.screen.violations(pt)
+                # the budget's reasons only where nothing else excludes the point: they need the point priced
+                v = ctx.screen.violations(pt, budget=False) or ctx.screen.violations(pt)
                 if not v:
                     return None
                 items.append(v)
@@ -115,23 +120,120 @@ def covering_reason(ctx: Context, sub: Universe) -> list[str] | None:
     return sorted(chosen, key=rank)
 
 
+def _shared_singleton(ctx: Context, sub: Universe) -> str | None:
+    """One group that alone excludes every workable point (memory, a policy, the site's racks …), found from the
+    cheap point-local reasons: then it is the whole explanation, minimal since one group is."""
+    common: set[str] | None = None
+    for o in sub.options:
+        for pt in o.points:
+            if not pt.workable:
+                continue
+            singles = {next(iter(it)) for it in ctx.screen.violations(pt, budget=False) if len(it) == 1}
+            common = singles if common is None else common & singles
+            if not common:
+                return None
+    return min(common, key=rank) if common else None
+
+
 def exclusion_reasons(ctx: Context, pairs: list[str]) -> dict[str, Conflict]:
     """For each accelerator/mode pair with no plan: a minimal conflict of groups that excludes it."""
     out: dict[str, Conflict] = {}
     for k, pair in enumerate(pairs, 1):
         log.info("why %s cannot work (%d of %d)", pair, k, len(pairs))
-        sub = ctx.universe.subset(pair)
-        cover = covering_reason(ctx, sub)
-        if cover is not None:
-            out[pair] = Conflict(tuple(cover))
-            continue
-        b = build(ctx.problem, sub, ctx.screen, ctx.unit, guard="assume")
-        ids = [o.id for o in sub.options if o.id in b.sel]
-        lit = b.model.new_bool_var(f"force[{pair}]")
-        b.model.add(sum(b.sel[i] for i in ids) == 1).only_enforce_if(lit)
-        core = minimal_conflict(ctx, b, [lit])
-        out[pair] = core if core is not None else Conflict((), proven=False)
+        out[pair] = why_excluded(ctx, ctx.universe.subset(pair), pair)
     return out
+
+
+def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None = None) -> Conflict:
+    """A minimal conflict that rules out every plan over `sub` (a pair, or some of its options), with `forced`
+    constraints (default: one of `sub`'s options is used): a point-local cover made minimal when there is one,
+    else an assumption core shrunk by deletion."""
+    cover = covering_reason(ctx, sub)
+    made: list[tuple[Built, list[Any]]] = []
+
+    def forced_model() -> tuple[Built, list[Any]]:
+        """The explanation model with the forcing, built on first use."""
+        if not made:
+            b = build(ctx.problem, sub, ctx.screen, ctx.unit, guard="assume")
+            if forced is not None:
+                lits = forced(b)
+            else:
+                ids = [o.id for o in sub.options if o.id in b.sel]
+                lit = b.model.new_bool_var(f"force[{label}]")
+                b.model.add(sum(b.sel[i] for i in ids) == 1).only_enforce_if(lit)
+                lits = [lit]
+            made.append((b, lits))
+        return made[0]
+
+    if cover is not None:
+        return _shrunk(ctx, sub, forced_model, cover)
+    b, lits = forced_model()
+    core = minimal_conflict(ctx, b, lits)
+    return core if core is not None else Conflict((), proven=False)
+
+
+_WITNESS_GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "policy.max_fabrics",
+                   "policy.allow_estimates")
+"""Groups `_witness` checks itself; with any other coupling group (budget, rules) active it leaves the question
+to CP-SAT. Point-local groups (policy, site) are settled by the screen's exact items."""
+
+
+def _witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
+    """A plan exists under `active` (a sound, incomplete check that spares a solve): some workable point no
+    point-local reason excludes, whose n nodes quotes ready in time can supply — one quote alone, or every usable
+    quote of one fabric — within their enforced capacities and minimum sizes. Only with no budget and no rule
+    enforced, where nothing else couples the point, the quotes and the calendar."""
+    if any(g not in _WITNESS_GROUPS and not _point_local(g) for g in active):
+        return False
+    u = ctx.universe
+    a = ctx.problem.assumptions.values
+    dl = u.deadline_day if "schedule.deadline" in active else None
+    earliest = u.earliest_day if "schedule.earliest_start" in active and \
+        ctx.problem.spec.schedule.earliest_start is not None else 0
+    for o in sub.options:
+        for pt in o.points:
+            if not pt.workable or any(it <= active for it in ctx.screen.violations(pt, budget=False)):
+                continue
+            usable = [q for q in o.quotes
+                      if (dl is None or max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= dl)
+                      and ("policy.allow_estimates" not in active or ctx.problem.spec.policy.allow_estimates
+                           or q.kind != "estimate")]
+
+            caps = {q.id: q.max_nodes if capacity_group(q.id) in active else pt.n for q in usable}
+            if any(q.min_nodes <= pt.n <= caps[q.id] for q in usable):
+                return True
+            fabrics: dict[str, list[Any]] = {}
+            for q in usable:
+                fabrics.setdefault(q.fabric_id, []).append(q)
+            for qs in fabrics.values():
+                if sum(q.min_nodes for q in qs) <= pt.n <= sum(caps[q.id] for q in qs):
+                    return True
+    return False
+
+
+def _point_local(g: str) -> bool:
+    """Groups whose effect on a point is exactly the screen's items (and capacities, which `_witness` checks)."""
+    return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
+
+
+def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str]) -> Conflict:
+    """A point-local cover made minimal: each group whose removal the model still finds infeasible is dropped
+    (feasibility is monotone, so what is kept was needed when tested and stays needed). The cover is minimal among
+    point-local proofs already; a reason that spans points (capacity shared by node counts, budget across quotes)
+    can make a group of it redundant, which only a solve shows."""
+    core = list(cover)
+    proven = True
+    for g in sorted(cover, key=rank, reverse=True):
+        trial = [h for h in core if h != g]
+        if not trial or _witness(ctx, sub, set(trial)):
+            continue
+        b, forced = model()
+        st = _decide(ctx, b, [b.lits[h] for h in trial if h in b.lits] + forced, "cover-shrink")
+        if st == INFEASIBLE:
+            core = trial
+        elif st == UNKNOWN:
+            proven = False
+    return Conflict(tuple(sorted(core, key=rank)), proven)
 
 
 class PairOracle:

@@ -11,13 +11,16 @@ from ..model.groups import reason, where
 from ..solve.pipeline import Context, SolveSettings, prepare, solve_problem
 from ..solve.plan import ExcludedOption, Reason, Result, exclusion_order
 from .conflicts import exclusion_reasons
+from .frontier import neighbours
+from .unpriced import break_evens as unpriced_break_evens
 from .relax import explain
 
 
 @collect.paused()
 def explained(ctx: Context, result: Result) -> Result:
     """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
-    explanation (a new Result; the solve's is not changed)."""
+    explanation; with a plan, its neighbours on the time–cost frontier; and the break-even price of every unpriced
+    quote (a new Result; the solve's is not changed)."""
     excluded = list(result.excluded)
     if result.infeasible_pairs and ctx.settings.alternatives:
         for pair, conflict in exclusion_reasons(ctx, list(result.infeasible_pairs)).items():
@@ -26,7 +29,13 @@ def explained(ctx: Context, result: Result) -> Result:
                 (Reason("no feasible plan (the time limit stopped the search for a reason)"),)
             excluded.append(ExcludedOption(accel, mode, None, reasons, proven=conflict.proven))
     explanation = explain(ctx) if result.status == "infeasible" else None
-    return replace(result, excluded=tuple(sorted(excluded, key=exclusion_order)), explanation=explanation)
+    out = replace(result, excluded=tuple(sorted(excluded, key=exclusion_order)), explanation=explanation)
+    extra = dict(result.extra)
+    if out.plan is not None and ctx.settings.alternatives:
+        extra["frontier"] = neighbours(ctx, out)
+    if ctx.universe.unpriced and ctx.settings.alternatives:
+        extra["unpriced"] = unpriced_break_evens(ctx.problem, ctx.settings, ctx, out)
+    return replace(out, extra=extra)
 
 
 def solve_and_explain(problem: Problem, settings: SolveSettings | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from .. import collect
 from ..errors import InputError
 from ..estimate.cost import LINE_ORDER
-from ..estimate.options import EstimateCache, Option, Universe
+from ..estimate.options import OFFERS, EstimateCache, Option, Universe
 from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Catalog
 from ..inputs.names import did_you_mean
 from ..inputs.problem import Problem
@@ -43,11 +43,12 @@ def resolve_target(target: str, cat: Catalog, universe: Universe) -> tuple[str, 
         return "accelerator", [o for o in opts if o.accel.id == t], None
     if t in cat.systems:
         return "system", [o for o in opts if o.system.id == t], None
-    if t in MODES:
-        return "mode", [o for o in opts if o.mode == t], None
+    if t in MODES or t in OFFERS:
+        return "mode", [o for o in opts if o.mode == t or o.offer == t], None
     if "/" in t:
-        return "option", [o for o in opts if o.id == t or o.pair == t], None
-    names = set(cat.quotes) | set(cat.accelerators) | set(cat.systems) | set(MODES)
+        return "option", [o for o in opts if t in (o.id, o.pair, f"{o.system.id}/{o.mode}",
+                                                   f"{o.accel.id}/{o.mode}")], None
+    names = set(cat.quotes) | set(cat.accelerators) | set(cat.systems) | set(MODES) | set(OFFERS)
     hint = did_you_mean(t, names)
     raise InputError(f"unknown id '{target}'" + (hint or " (an accelerator, system, quote, mode, or system/mode)"),
                      origin="--why-not")
@@ -81,6 +82,14 @@ def line_diff(target: Plan, chosen: Plan) -> list[dict[str, Any]]:
         if abs(a) >= 0.5 or abs(b) >= 0.5:
             rows.append({"line": name, "target": round(a), "chosen": round(b), "delta": round(a - b)})
     return rows
+
+
+def ranks_first(a: Plan, b: Plan, problem: Problem, horizon: int, unit: int) -> bool:
+    """Plan a would be chosen over plan b: a better score, or an equal one and a pair that sorts first (the solve
+    ranks equal plans of different pairs by pair name)."""
+    if not scores_no_worse(a, b, problem, horizon, unit):
+        return False
+    return not scores_no_worse(b, a, problem, horizon, unit) or a.pair <= b.pair
 
 
 def scores_no_worse(a: Plan, b: Plan, problem: Problem, horizon: int, unit: int) -> bool:
@@ -197,7 +206,7 @@ class WhyNot:
         def wins(price: float) -> bool:
             log.info("break-even search: %s at %.2f", quote_id, price)
             r = self.best_forced(t, (quote_id, price))
-            return r is not None and scores_no_worse(r[1], chosen, self.problem, horizon, unit)
+            return r is not None and ranks_first(r[1], chosen, self.problem, horizon, unit)
 
         floor = step if q.mode == "cloud" else 0.0
         if not wins(floor):

@@ -10,8 +10,9 @@ Formulas:
 - Scale-out efficiency by network class: intra for a full multi-GPU node, × (1 − per_doubling·log2 nodes),
   floored. Consumer PCIe boxes lose badly across nodes by construction (assumptions.scale_out).
 - Ideal hours = FLOPs / (N · peak · u · eff).
-- Failures: interruptions arrive at λ = rate·N per hour; checkpoints cost δ hours; the Young/Daly interval
-  τ = √(2·δ/λ); each interruption loses restart R + τ/2. Wall = ideal·(1 + δ/τ) / (1 − λ·(R + τ/2)).
+- Failures: interruptions arrive at λ = rate·N per hour (+ reclaims per node-hour × nodes on spot capacity);
+  checkpoints cost δ hours; the Young/Daly interval τ = √(2·δ/λ); each interruption loses restart R + τ/2.
+  Wall = ideal·(1 + δ/τ) / (1 − λ·(R + τ/2)).
 """
 
 from __future__ import annotations
@@ -106,11 +107,11 @@ class TimeEstimate:
 
 def wall_time(*, flops: float, gpus: int, nodes: int, peak_tflops: float, utilisation: float, efficiency: float,
               interruptions_per_gpu_hour: float, restart_hours: float, checkpoint_bytes: float,
-              write_gbps_per_node: float) -> TimeEstimate | None:
+              write_gbps_per_node: float, reclaims_per_node_hour: float = 0.0) -> TimeEstimate | None:
     """Ideal and expected wall-clock hours; None when failures would eat the run (λ·(R+τ/2) ≥ 1)."""
     throughput = gpus * peak_tflops * 1e12 * utilisation * efficiency
     ideal = flops / throughput / 3600.0
-    lam = interruptions_per_gpu_hour * gpus
+    lam = interruptions_per_gpu_hour * gpus + reclaims_per_node_hour * nodes
     delta = checkpoint_bytes / (write_gbps_per_node * 1e9 * nodes) / 3600.0
     if lam <= 0:
         return TimeEstimate(flops, utilisation, efficiency, ideal, ideal, 0.0, math.inf, 0.0)
@@ -124,10 +125,15 @@ def wall_time(*, flops: float, gpus: int, nodes: int, peak_tflops: float, utilis
 
 
 def estimate_time(*, a: Assumptions, flops: float, gpus: int, nodes: int, per_node: int, network: str,
-                  peak_tflops: float, util: float, accel_class: str, checkpoint_bytes: float) -> TimeEstimate | None:
+                  peak_tflops: float, util: float, accel_class: str, checkpoint_bytes: float,
+                  preemptible: bool = False) -> TimeEstimate | None:
+    """Wall time of a system at n nodes; on preemptible (spot) capacity each node is also reclaimed at
+    `reliability.spot_interruptions_per_node_hour`."""
     eff = scale_out_efficiency(nodes, per_node, gpus, a.scale_out[network])
     rate = a.reliability.interruptions_per_gpu_hour[accel_class]  # type: ignore[index]
+    reclaims = a.reliability.spot_interruptions_per_node_hour if preemptible else 0.0
     return wall_time(flops=flops, gpus=gpus, nodes=nodes, peak_tflops=peak_tflops, utilisation=util,
                      efficiency=eff, interruptions_per_gpu_hour=rate, restart_hours=a.reliability.restart_hours,
                      checkpoint_bytes=checkpoint_bytes,
-                     write_gbps_per_node=a.reliability.checkpoint_write_gbps_per_node)
+                     write_gbps_per_node=a.reliability.checkpoint_write_gbps_per_node,
+                     reclaims_per_node_hour=reclaims)

@@ -1,39 +1,55 @@
 """Cost model: what finishing the training costs, by procurement mode, as named line items in dollars.
 
 Two views of the same plan:
-- **cost** (the objective, "risk-adjusted completion cost"): bought hardware is charged as straight-line
-  depreciation over the holding period (delivery → finish = install/burn-in + wall time) against the
-  useful life, or in full with `policy.accounting: full_capex`; plus energy, cloud/managed bills,
-  engineering, and explicit risk premiums.
-- **cash** (what `budget.max_usd` limits by default): the money actually committed — full capex for bought
-  hardware, bills, energy, engineering, rule surcharges; risk premiums are not cash.
+- **cost** (the objective, "risk-adjusted completion cost"): what this run consumes. Bought hardware is held from
+  delivery to the end of the run and charged the value it loses in that time (`policy.after_run`: sold afterwards
+  at its resale value, reused at straight-line depreciation, or left idle and written off), plus the hall, the
+  money tied up in it and its support contracts for the time held; rented capacity is billed for the hours used
+  or its whole committed term; plus energy, engineering and premiums for what can go wrong.
+- **cash** (what `budget.max_usd` limits by default): what is paid or committed — bought hardware in full,
+  support contracts, colocation rent, bills, energy, engineering, rule surcharges. Resale proceeds (they come back
+  after the run), the cost of capital and the amortisation of your own hall are not cash; premiums are not cash.
 
-Line items (all dollars):
-  compute           buy: servers (depreciation or capex); cloud: GPU-hours × rate (billed at least
-                    commit_months); managed: months × monthly price (at least commit_months)
-  network_storage   buy only: (network + storage fraction) × server capex, network only for > 1 node
-  energy            buy only: node kW × PUE × hours × $/kWh (cloud and managed prices include power)
+Line items (dollars):
+  compute           buy: the servers (in full for resell/idle, the depreciation of the time held for reuse);
+                    cloud: GPU-hours × rate, billed at least commit_months; managed: months × monthly price
+  network_storage   buy: (network + storage fraction) × server price, charged like the servers (network only
+                    for clusters of more than one node)
+  resale_credit     buy, resell: −(servers + network) × resale fraction at the age reached (cost only)
+  capital           buy: (servers + network) × annual cost of capital × years held (cost only)
+  support           buy: (servers + network) × support % per year × years held
+  facility          buy: node IT kW × hall cost per kW-month × months held (cash only for a colocation cage)
+  energy            buy: node kW × PUE × hours × $/kWh (cloud and managed prices include power)
   porting           engineer-weeks for the software stack × engineer cost
   operations        (base + per-1000-GPU) engineers × months of training × engineer cost
   failure_rework    the part of every time-proportional line caused by expected interruptions
-  delivery_slip     (p90 − p50 lead time) × delay cost per day, for the slowest quote used
-  consumer_risk     % of hardware for consumer cards (no ECC, datacenter use voids warranty; [seed-000])
-  estimate_price    % of quote-derived cost resting on an estimated price
-Sources (catalogs/bibliography.yaml): the assumptions each figure comes from carry theirs; the structure follows
-[seed-001] ("cost per successful checkpoint" includes engineer time to recover failures) and the usual cloud
-bill (rate × hours) and TCO energy term (IT kW × PUE × hours × tariff).
+  delivery_slip     delay cost per day × expected days by which late delivery pushes the start
+  consumer_risk     % of the hardware loss for consumer cards (no ECC, datacenter use voids warranty; [seed-000])
+  estimate_price    % of the price-driven cost resting on an estimated price
+
+"Held" is delivery to the end of the run: install + any wait for the start + the run. Sources
+(catalogs/bibliography.yaml): each assumption carries its own; the structure follows [seed-001] ("cost per
+successful checkpoint" includes engineer time to recover failures), the usual cloud bill (rate × hours), the TCO
+energy term (IT kW × PUE × hours × tariff), and the holding-cost view of owning (capital, facility, support, loss of
+value) of [bud-tco].
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 from ..inputs.assumptions import MoneyA
 
 HOURS_PER_MONTH = 730.0
+HOURS_PER_YEAR = 8760.0
 RISK_LINES = ("delivery_slip", "consumer_risk", "estimate_price")
-LINE_ORDER = ("compute", "network_storage", "energy", "porting", "operations", "failure_rework",
-              "delivery_slip", "consumer_risk", "estimate_price", "rules")
+"""Premiums for what may happen: cost, never cash."""
+LINE_ORDER = ("compute", "network_storage", "resale_credit", "capital", "support", "facility", "energy", "porting",
+              "operations", "failure_rework", "delivery_slip", "consumer_risk", "estimate_price", "rules")
+Z90 = 1.2815515655446004
+"""The standard normal quantile at 0.9: a lognormal through p50 and p90 has σ = ln(p90/p50) / Z90."""
 
 
 @dataclass
@@ -98,34 +114,80 @@ def depreciation_fraction(holding_hours: float, money: MoneyA) -> float:
     return min(1.0, holding_hours / life_hours) * (1.0 - money.residual_fraction)
 
 
+def resale_fraction(age_years: float, money: MoneyA) -> float:
+    """Fraction of the purchase price recovered by selling at this age: the sourced curve
+    `money.resale_value_by_age_years`, linear between its ages and flat after the last."""
+    curve = sorted(money.resale_value_by_age_years.items())
+    if age_years <= curve[0][0]:
+        return curve[0][1]
+    for (a0, v0), (a1, v1) in zip(curve, curve[1:], strict=False):
+        if age_years <= a1:
+            return v0 + (v1 - v0) * (age_years - a0) / (a1 - a0)
+    return curve[-1][1]
+
+
+@dataclass(frozen=True)
+class Owning:
+    """How the problem charges bought hardware beyond its price: what happens after the run, and the hall."""
+
+    after_run: str
+    facility_usd_per_kw_month: float
+    facility_is_cash: bool
+
+
+def charged_share(hours_held: float, after_run: str, money: MoneyA) -> float:
+    """Share of the hardware price booked as compute for holding it this long (resale is credited apart)."""
+    return depreciation_fraction(hours_held, money) if after_run == "reuse" else 1.0
+
+
+def credited_share(hours_held: float, after_run: str, money: MoneyA) -> float:
+    """Share of the hardware price that comes back after the run (resell only)."""
+    return resale_fraction(hours_held / HOURS_PER_YEAR, money) if after_run == "resell" else 0.0
+
+
 def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
-                   node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, accounting: str,
+                   wait_days: float, node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning,
                    consumer: bool, estimate: bool, into: Lines | None = None) -> Lines:
-    """Per-node lines for bought hardware (one node of one quote)."""
+    """Per-node lines for bought hardware (one node of one quote), held install + wait + run (see module doc)."""
     lines = Lines() if into is None else into
     extra_frac = money.storage_capex_fraction + (money.network_capex_fraction if nodes > 1 else 0.0)
-    install_h = install_days * 24.0
-
-    def charge(hours: float) -> float:
-        return 1.0 if accounting == "full_capex" else depreciation_fraction(install_h + hours, money)
-
-    base, full = charge(ideal_hours), charge(wall_hours)
-    lines.add("compute", price * base, cash=price)
-    lines.add("network_storage", price * extra_frac * base, cash=price * extra_frac)
-    lines.add("failure_rework", price * (1 + extra_frac) * (full - base), cash=0.0)
+    hardware = price * (1.0 + extra_frac)
+    before_h = (install_days + wait_days) * 24.0
+    held_ideal, held_wall = before_h + ideal_hours, before_h + wall_hours
+    after = owning.after_run
+    share_i, share_w = charged_share(held_ideal, after, money), charged_share(held_wall, after, money)
+    credit_i, credit_w = credited_share(held_ideal, after, money), credited_share(held_wall, after, money)
+    lines.add("compute", price * share_i, cash=price)
+    lines.add("network_storage", price * extra_frac * share_i, cash=price * extra_frac)
+    if after == "resell":
+        lines.add("resale_credit", -hardware * credit_i, cash=0.0)
+    lines.add("failure_rework", hardware * ((share_w - credit_w) - (share_i - credit_i)), cash=0.0)
+    capital_per_h = hardware * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
+    lines.add("capital", capital_per_h * held_ideal, cash=0.0)
+    lines.add("failure_rework", capital_per_h * (wall_hours - ideal_hours), cash=0.0)
+    support_per_h = hardware * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR
+    lines.add("support", support_per_h * held_ideal)
+    lines.add("failure_rework", support_per_h * (wall_hours - ideal_hours))
+    facility_per_h = node_kw * owning.facility_usd_per_kw_month / HOURS_PER_MONTH
+    paid = 1.0 if owning.facility_is_cash else 0.0
+    lines.add("facility", facility_per_h * held_ideal, cash=facility_per_h * held_ideal * paid)
+    lines.add("failure_rework", facility_per_h * (wall_hours - ideal_hours),
+              cash=facility_per_h * (wall_hours - ideal_hours) * paid)
     energy_per_hour = node_kw * pue * usd_per_kwh
     lines.add("energy", energy_per_hour * ideal_hours)
     lines.add("failure_rework", energy_per_hour * (wall_hours - ideal_hours))
+    loss_w = share_w - credit_w
     if consumer:
-        lines.add("consumer_risk", price * full * money.consumer_risk_pct / 100.0)
+        lines.add("consumer_risk", price * loss_w * money.consumer_risk_pct / 100.0)
     if estimate:
-        lines.add("estimate_price", price * full * (1 + extra_frac) * money.estimate_price_risk_pct / 100.0)
+        driven = hardware * loss_w + (capital_per_h + support_per_h) * held_wall
+        lines.add("estimate_price", driven * money.estimate_price_risk_pct / 100.0)
     return lines
 
 
 def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: float, wall_hours: float,
                      commit_months: float, money: MoneyA, estimate: bool, into: Lines | None = None) -> Lines:
-    """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the commitment."""
+    """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the committed term."""
     lines = Lines() if into is None else into
     floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
     billed_ideal = max(ideal_hours, floor)
@@ -169,8 +231,59 @@ def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_
     return lines
 
 
-def slip_premium(p50_days: float, p90_days: float | None, money: MoneyA) -> float:
-    """Delivery-slip exposure of one quote: (p90 − p50) days × delay cost per day."""
-    if p90_days is None:
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def lognormal(p50: float, p90: float | None) -> tuple[float, float] | None:
+    """(μ, σ) of the lognormal through a median p50 and a 90th percentile p90; None when there is no spread (no
+    p90, or p90 = p50: the lead time is taken as certain)."""
+    if p90 is None or p90 <= p50 or p50 <= 0:
+        return None
+    return math.log(p50), math.log(p90 / p50) / Z90
+
+
+def _excess(mu: float, sigma: float, b: float) -> float:
+    """E[(L − b)⁺] for L = exp(μ + σZ): the Black–Scholes call value at zero rate (E[L] − b for b ≤ 0)."""
+    mean = math.exp(mu + sigma * sigma / 2.0)
+    if b <= 0:
+        return mean - b
+    d1 = (mu + sigma * sigma - math.log(b)) / sigma
+    return max(0.0, mean * _phi(d1) - b * _phi(d1 - sigma))
+
+
+def lead_cap(p50: float, p90: float | None, cap_quantile: float) -> float:
+    """The latest a quote's capacity can arrive: its lead time's `cap_quantile` quantile (p50 without a spread)."""
+    fit = lognormal(p50, p90)
+    if fit is None:
+        return p50
+    mu, sigma = fit
+    return math.exp(mu + sigma * NormalDist().inv_cdf(cap_quantile)) if cap_quantile < 1 else math.inf
+
+
+def expected_excess_days(p50: float, p90: float | None, allowance: float, cap_quantile: float = 1.0) -> float:
+    """E[max(0, min(L, c) − allowance)] for a lead time L lognormal through its p50 and p90, capped at c, its
+    `cap_quantile` quantile (`assumptions.lead_time_cap_quantile`: a delivery later than that is cancelled and
+    re-sourced, so it never slips further; 1 = no cap).
+
+    With μ = ln p50 and σ = ln(p90/p50)/z₀.₉, E[(L − B)⁺] is the Black–Scholes call value at zero rate,
+    e^(μ+σ²/2)·Φ(d₁) − B·Φ(d₂), d₁ = (μ + σ² − ln B)/σ, d₂ = d₁ − σ; capping gives E[(L − B)⁺] − E[(L − c)⁺] for
+    B < c and 0 beyond. Without a p90 (or p90 = p50) the lead time is certain: max(0, p50 − B).
+    """
+    fit = lognormal(p50, p90)
+    if fit is None:
+        return max(0.0, p50 - allowance)
+    mu, sigma = fit
+    cap = lead_cap(p50, p90, cap_quantile)
+    if allowance >= cap:
         return 0.0
-    return max(0.0, p90_days - p50_days) * money.delay_cost_usd_per_day
+    tail = _excess(mu, sigma, cap) if math.isfinite(cap) else 0.0
+    return max(0.0, _excess(mu, sigma, allowance) - tail)
+
+
+def slip_premium(p50: float, p90: float | None, allowance: float, money: MoneyA, cap_quantile: float = 1.0) -> float:
+    """Delivery-slip premium of one quote: delay cost per day × the expected days by which its capacity arrives
+    after the planned start, when `allowance` days separate the order from the planned start."""
+    if money.delay_cost_usd_per_day <= 0:
+        return 0.0
+    return money.delay_cost_usd_per_day * expected_excess_days(p50, p90, allowance, cap_quantile)

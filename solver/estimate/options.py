@@ -25,7 +25,8 @@ from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
 from .compute import TimeEstimate, estimate_time, training_flops, utilisation
-from .cost import Lines, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
+from .cost import Lines, Owning, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
+from .delivery import ready_offset
 from .memory import MemoryEstimate, Shape, adapter_params, fit_memory, model_shape
 
 T = TypeVar("T")
@@ -50,9 +51,9 @@ class PerNode(Mapping[str, Lines]):
     the named lines are made only for the plans that are shown.
     """
 
-    __slots__ = ("_quotes", "_make", "_sums", "_lines", "_ranges", "_cache")
+    __slots__ = ("_quotes", "_make", "_sums", "_lines", "_ranges", "_cache", "_waits")
 
-    def __init__(self, quotes: dict[str, tuple[float, PriceKey]], make: Callable[[bool], dict[PriceKey, Any]],
+    def __init__(self, quotes: dict[str, tuple[float, PriceKey]], make: Callable[[bool, int], dict[PriceKey, Any]],
                  ranges: dict[PriceKey, tuple[float, float]]):
         self._quotes = quotes
         self._make = make
@@ -60,19 +61,45 @@ class PerNode(Mapping[str, Lines]):
         self._lines: dict[PriceKey, tuple[Lines, Lines]] | None = None
         self._ranges = ranges
         self._cache: dict[str, Lines] = {}
+        self._waits: dict[int, dict[PriceKey, Sums]] = {}
 
     @property
     def _templates(self) -> dict[PriceKey, Sums]:
         """Computed on first use: many points (too little memory, too slow for the deadline) are never priced."""
         if self._sums is None:
-            self._sums = self._make(True)
+            self._sums = self._make(True, 0)
         return self._sums
+
+    def waited(self, qid: str, wait_days: int) -> tuple[float, float]:
+        """(cost, cash) per node of quote `qid` when bought hardware waits `wait_days` between readiness and the
+        start: holding it longer costs capital, support, hall and value (delivery.py); 0 for rented capacity and
+        for no wait. Affine in the price like every per-node line."""
+        if wait_days <= 0:
+            return 0.0, 0.0
+        sums = self._waits.get(wait_days)
+        if sums is None:
+            sums = self._make(True, wait_days)
+            self._waits[wait_days] = sums
+        if not sums:
+            return 0.0, 0.0
+        price, key = self._quotes[qid]
+        c0, c1, k0, k1 = sums[key]
+        return c0 + price * c1 - self.cost(qid), k0 + price * k1 - self.cash(qid)
+
+    def waited_lines(self, qid: str, wait_days: int) -> Lines:
+        """The named per-node lines of quote `qid` at a wait (for the plans that are shown)."""
+        if wait_days <= 0:
+            return self[qid]
+        price, key = self._quotes[qid]
+        l0, l1 = self._make(False, wait_days)[key]
+        return Lines({k: l0.cost.get(k, 0.0) + price * v for k, v in l1.cost.items()},
+                     {k: l0.cash.get(k, 0.0) + price * v for k, v in l1.cash.items()})
 
     def __getitem__(self, qid: str) -> Lines:
         got = self._cache.get(qid)
         if got is None:
             if self._lines is None:
-                self._lines = self._make(False)
+                self._lines = self._make(False, 0)
             price, key = self._quotes[qid]
             l0, l1 = self._lines[key]
             got = Lines({k: l0.cost.get(k, 0.0) + price * v for k, v in l1.cost.items()},
@@ -185,11 +212,24 @@ class Option:
     porting: Porting
     ready_day: int
     ready_reason: str
+    offer: str = ""
+    """How the capacity is had: `buy`, `managed`, or for the cloud `cloud` (on demand), `cloud-reserved` (a
+    committed term) or `cloud-spot` (preemptible). Each offer is its own option, so the candidate table compares
+    buying, reserving and renting on demand; spot runs are longer (reclaimed nodes, compute.estimate_time)."""
     points: list[Point] = field(default_factory=list)
 
     @property
     def pair(self) -> str:
-        return f"{self.accel.id}/{self.mode}"
+        return f"{self.accel.id}/{self.offer or self.mode}"
+
+    @property
+    def preemptible(self) -> bool:
+        return self.offer == "cloud-spot"
+
+    @property
+    def fabrics(self) -> list[str]:
+        """The fabrics its quotes are on, sorted: one job's nodes may come from at most `policy.max_fabrics`."""
+        return sorted({q.fabric_id for q in self.quotes})
 
 
 @dataclass(frozen=True)
@@ -224,11 +264,13 @@ class Universe:
     earliest_day: int
     deadline_day: int | None
     horizon: int
+    unpriced: tuple[Quote, ...] = ()
+    """Valid quotes without a price (`kind: unpriced`): never chosen; their break-even price is reported."""
 
     def subset(self, pair: str) -> "Universe":
         """The same problem restricted to one accelerator/mode pair (for runners-up and exclusions)."""
         return Universe(tuple(o for o in self.options if o.pair == pair), (), self.expired, self.not_yet_quoted,
-                        self.shape, self.as_of, self.earliest_day, self.deadline_day, self.horizon)
+                        self.shape, self.as_of, self.earliest_day, self.deadline_day, self.horizon, self.unpriced)
 
     def pairs(self) -> list[str]:
         return sorted({o.pair for o in self.options if any(pt.workable for pt in o.points)})
@@ -245,10 +287,19 @@ class Universe:
             yield from o.points
 
 
+OFFERS = ("buy", "cloud", "cloud-reserved", "cloud-spot", "managed")
+
+
+def offer_of(q: Quote) -> str:
+    """The offer a quote belongs to (see `Option.offer`)."""
+    if q.mode == "cloud" and q.term in ("reserved", "spot"):
+        return f"cloud-{q.term}"
+    return q.mode
+
+
 def quote_ready_day(q: Quote, accel_class: str, mode: str, a: Assumptions) -> int:
-    """Days after as_of when this quote's capacity is usable (lead time at the confidence, plus install)."""
-    install = a.install_days[accel_class] if mode == "buy" else 0.0  # type: ignore[index]
-    return math.ceil(q.lead_days(a.confidence) + install)
+    """Days after as_of when this quote's capacity is usable if ordered at once (`delivery.ready_offset`)."""
+    return ready_offset(q, accel_class, a)
 
 
 def option_quote_ready(q: Quote, o: Option, a: Assumptions) -> int:
@@ -284,7 +335,7 @@ def _option_ready(accel: Accelerator, problem: Problem, a: Assumptions) -> tuple
 
 
 Estimates = dict[tuple[int, float], tuple[MemoryEstimate, "TimeEstimate | None"]]
-EstimateCache = dict[tuple[System, Accelerator], Estimates]
+EstimateCache = dict[tuple[System, Accelerator, bool], Estimates]
 """Memory and time of a system at (node count, rule MFU factor), for one workload and one set of assumptions.
 They depend on the system and its accelerator (compared by value), not on the mode, prices, site or limits, so
 the options of a system, and every what-if of a problem that keeps its workload and assumptions, share them."""
@@ -336,34 +387,37 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
     earliest_day = (problem.earliest_start - as_of).days
     deadline_day = (spec.schedule.deadline - as_of).days if spec.schedule.deadline else None
 
-    by_option: dict[tuple[str, str], list[Quote]] = {}
+    by_option: dict[tuple[str, str, str], list[Quote]] = {}
     expired: list[Quote] = []
     early: list[Quote] = []
+    unpriced: list[Quote] = []
     for qid in sorted(cat.quotes):
         q = cat.quotes[qid]
         if q.not_yet_quoted(as_of):
             early.append(q)
         elif q.expired(as_of) and not allow_expired:
             expired.append(q)
+        elif not q.priced:
+            unpriced.append(q)
         else:
-            by_option.setdefault((q.system, q.mode), []).append(q)
+            by_option.setdefault((q.system, q.mode, offer_of(q)), []).append(q)
     usable = [q for qs in by_option.values() for q in qs]
     ready_days = [quote_ready_day(q, cat.accelerators[cat.systems[q.system].accelerator].cls, q.mode, a)
                   for q in usable]
     horizon = calendar_horizon(problem, usable, ready_days)
 
     static: list[Excluded] = []
-    quoted_accels = {cat.systems[s].accelerator for (s, _m) in by_option}
+    quoted_accels = {cat.systems[s].accelerator for (s, _m, _o) in by_option}
     for acc_id in sorted(cat.accelerators):
         if acc_id not in quoted_accels:
-            static.append(Excluded(acc_id, None, None, _unquoted_reason(acc_id, problem, expired, early)))
+            static.append(Excluded(acc_id, None, None, _unquoted_reason(acc_id, problem, expired, early, unpriced)))
 
     options: list[Option] = []
     cache: EstimateCache = estimates if estimates is not None else shared_estimates(problem)
-    for (sys_id, mode), quotes in sorted(by_option.items()):
+    for (sys_id, mode, offer), quotes in sorted(by_option.items()):
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]
-        if only_pairs is not None and f"{accel.id}/{mode}" not in only_pairs:
+        if only_pairs is not None and f"{accel.id}/{offer}" not in only_pairs:
             continue
         if mode == "buy" and spec.site is None:
             static.append(Excluded(accel.id, mode, sys_id, "no site: buying hardware needs a `site:` section"))
@@ -373,17 +427,22 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
                              ecc=bool(accel.ecc.value), cooling=system.cooling, software=accel.software,
                              network=system.network)
         porting = a.porting[accel.software][w.framework]  # type: ignore[index]
-        opt = Option(f"{sys_id}/{mode}", system, accel, mode, tuple(quotes), attrs, porting, ready_day, ready_reason)
-        opt.points.extend(_points(opt, spec, a, shape, grid, ckpt_bytes, cache))
+        opt = Option(f"{sys_id}/{offer}", system, accel, mode, tuple(quotes), attrs, porting, ready_day,
+                     ready_reason, offer)
+        opt.points.extend(_points(opt, problem, a, shape, grid, ckpt_bytes, cache))
         options.append(opt)
     return Universe(tuple(options), tuple(static), tuple(expired), tuple(early), shape, as_of, earliest_day,
-                    deadline_day, horizon)
+                    deadline_day, horizon, tuple(unpriced))
 
 
-def _unquoted_reason(acc_id: str, problem: Problem, expired: list[Quote], early: list[Quote]) -> str:
+def _unquoted_reason(acc_id: str, problem: Problem, expired: list[Quote], early: list[Quote],
+                     unpriced: list[Quote]) -> str:
     cat = problem.catalog
     exp = [q for q in expired if cat.systems[q.system].accelerator == acc_id]
     pre = [q for q in early if cat.systems[q.system].accelerator == acc_id]
+    nop = [q for q in unpriced if cat.systems[q.system].accelerator == acc_id]
+    if nop:
+        return f"no price yet ({', '.join(q.id for q in nop)}): see its break-even price"
     if exp:
         return (f"every quote expired ({', '.join(f'{q.id} on {q.valid_until}' for q in exp)}); "
                 "use --allow-expired")
@@ -401,7 +460,8 @@ def _rule_mfu_factor(spec: ProblemSpec, attrs: Mapping[str, Any], gpus: int, nod
 
 
 def estimate_point(spec: ProblemSpec, a: Assumptions, shape: Shape, system: System, accel: Accelerator, n: int,
-                   util: float, ckpt_bytes: float) -> tuple[MemoryEstimate, TimeEstimate | None]:
+                   util: float, ckpt_bytes: float, preemptible: bool = False
+                   ) -> tuple[MemoryEstimate, TimeEstimate | None]:
     """Memory (`auto`: the least recomputation that fits) and wall time of a system at n nodes; the time is None
     when the run is unworkable (failures eat more than `max_lost_fraction`, or it exceeds `max_training_days`)."""
     w = spec.workload
@@ -413,10 +473,19 @@ def estimate_point(spec: ProblemSpec, a: Assumptions, shape: Shape, system: Syst
     flops = training_flops(w.params, w.tokens, w.method, mem.recompute, shape.layers, shape.hidden, w.seq_len)
     t = estimate_time(a=a, flops=flops, gpus=gpus, nodes=n, per_node=system.per_node, network=system.network,
                       peak_tflops=accel.peak_tflops(w.precision), util=util, accel_class=accel.cls,
-                      checkpoint_bytes=ckpt_bytes)
+                      checkpoint_bytes=ckpt_bytes, preemptible=preemptible)
     if t is not None and (t.lost_fraction > a.reliability.max_lost_fraction or t.days > a.max_training_days):
         t = None
     return mem, t
+
+
+def owning(problem: Problem) -> Owning:
+    """How this problem charges bought hardware beyond its price: `policy.after_run`, and the hall — a colocation
+    cage's rent (cash) when the site gives one, else the own-hall assumption (an allocated cost, not cash)."""
+    site = problem.spec.site
+    colo = site.colocation_usd_per_kw_month if site is not None else None
+    rate = colo if colo is not None else problem.assumptions.values.money.facility_usd_per_kw_month
+    return Owning(problem.spec.policy.after_run, float(rate), colo is not None)
 
 
 def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, rule_factor: float) -> float:
@@ -426,10 +495,12 @@ def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, 
                        c=a.compute, rule_factor=rule_factor).value
 
 
-def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
+def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
             estimates: EstimateCache) -> list[Point]:
     """The points of one option, in grid order."""
+    spec = problem.spec
     system, accel = opt.system, opt.accel
+    own = owning(problem)
     site = spec.site
     node_kw = float(system.node_kw.value)
     npr = max(1, int(system.nodes_per_rack.value))
@@ -440,7 +511,7 @@ def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: 
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k),
                   max(pr for pr, kk in quote_keys.values() if kk == k)) for k in keys}
     utils: dict[float, float] = {}
-    cache = estimates.setdefault((system, accel), {})
+    cache = estimates.setdefault((system, accel, opt.preemptible), {})
     mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in spec.rules)
     out: list[Point] = []
     for n in grid:
@@ -451,12 +522,13 @@ def _points(opt: Option, spec: ProblemSpec, a: Assumptions, shape: Shape, grid: 
         if key not in cache:
             if rule_f not in utils:  # MFU does not depend on the node count
                 utils[rule_f] = workload_utilisation(spec, a, accel, rule_f)
-            cache[key] = estimate_point(spec, a, shape, system, accel, n, utils[rule_f], ckpt_bytes)
+            cache[key] = estimate_point(spec, a, shape, system, accel, n, utils[rule_f], ckpt_bytes,
+                                        opt.preemptible)
         mem, t = cache[key]
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw), ranges)
+        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw, own), ranges)
         out.append(Point(opt, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
                          _fixed_of(opt, a, gpus, n, t)))
     return out
@@ -472,18 +544,18 @@ def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | 
 
 
 def _templates_of(opt: Option, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
-                  t: TimeEstimate | None, node_kw: float) -> Callable[[bool], dict[PriceKey, Any]]:
-    def make(sums: bool) -> dict[PriceKey, Any]:
-        if t is None:
+                  t: TimeEstimate | None, node_kw: float, own: Owning) -> Callable[[bool, int], dict[PriceKey, Any]]:
+    def make(sums: bool, wait: int) -> dict[PriceKey, Any]:
+        if t is None or (wait > 0 and opt.mode != "buy"):
             return {}
-        return {key: _template(opt, key, spec, a, n, t, node_kw, sums) for key in keys}
+        return {key: _template(opt, key, spec, a, n, t, node_kw, own, wait, sums) for key in keys}
     return make
 
 
 def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
-              node_kw: float, sums: bool) -> Any:
-    """Per-node lines at price 0 and their change per dollar of price (see `PerNode`); with `sums`, only the
-    totals of both (`Sums`)."""
+              node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
+    """Per-node lines at price 0 and their change per dollar of price (see `PerNode`), for bought hardware that
+    waits `wait` days before the start; with `sums`, only the totals of both (`Sums`)."""
     commit_months, est = key
 
     def at(price: float) -> Lines:
@@ -493,9 +565,9 @@ def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: 
             assert site is not None
             return buy_node_lines(
                 price=price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                install_days=a.install_days[opt.accel.cls], node_kw=node_kw, pue=site.pue,  # type: ignore[index]
-                usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, accounting=spec.policy.accounting,
-                consumer=opt.accel.cls == "consumer", estimate=est, into=into)
+                install_days=a.install_days[opt.accel.cls], wait_days=wait,  # type: ignore[index]
+                node_kw=node_kw, pue=site.pue, usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
+                owning=own, consumer=opt.accel.cls == "consumer", estimate=est, into=into)
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
                                     wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est,
@@ -520,4 +592,4 @@ def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: 
 
 
 __all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready",
-           "EstimateCache", "estimate_point", "workload_utilisation"]
+           "EstimateCache", "estimate_point", "workload_utilisation", "owning", "offer_of", "OFFERS"]

@@ -83,6 +83,7 @@ class ReliabilityA(Strict):
     checkpoint_bytes_per_param: float = Field(gt=0)
     checkpoint_write_gbps_per_node: float = Field(gt=0)
     max_lost_fraction: float = Field(gt=0, lt=1)
+    spot_interruptions_per_node_hour: float = Field(ge=0, le=10)
 
 
 class MoneyA(Strict):
@@ -97,6 +98,21 @@ class MoneyA(Strict):
     delay_cost_usd_per_day: float = Field(ge=0)
     ops_min_days: float = Field(ge=0)
     cloud_min_billed_hours: float = Field(ge=0)
+    facility_usd_per_kw_month: float = Field(ge=0, le=100_000)
+    cost_of_capital_pct_per_year: float = Field(ge=0, le=100)
+    support_pct_per_year: float = Field(ge=0, le=100)
+    resale_value_by_age_years: dict[float, float]
+
+    @model_validator(mode="after")
+    def _resale_curve(self) -> "MoneyA":
+        curve = sorted(self.resale_value_by_age_years.items())
+        if not curve or curve[0][0] != 0:
+            raise ValueError("resale_value_by_age_years needs an entry at age 0 (years)")
+        if any(age < 0 for age, _ in curve) or any(not 0 <= v <= 1 for _, v in curve):
+            raise ValueError("resale_value_by_age_years maps ages >= 0 (years) to fractions of the price in [0, 1]")
+        if any(b[1] > a[1] for a, b in zip(curve, curve[1:], strict=False)):
+            raise ValueError("resale_value_by_age_years must not rise with age")
+        return self
 
 
 MAX_GRID_COUNTS = 1000
@@ -135,6 +151,7 @@ class NodeGrid(Strict):
 
 class Assumptions(Strict):
     confidence: Literal["p50", "p90"]
+    lead_time_cap_quantile: float = Field(gt=0.9, le=1)
     memory: MemoryA
     compute: ComputeA
     scale_out: dict[str, ScaleOut]

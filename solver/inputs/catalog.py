@@ -33,6 +33,10 @@ PRICE_FIELDS: Mapping[str, str] = MappingProxyType({"buy": "price_usd", "cloud":
 PRICE_UNITS: Mapping[str, str] = MappingProxyType({"buy": "usd per node", "cloud": "usd per GPU-hour",
                                                    "managed": "usd per node-month"})
 
+Contract = Literal["on_demand", "reserved", "spot"]
+SITE_FABRIC = "site"
+"""The fabric every bought node is on: all of them land in the user's hall, on one network the user builds."""
+
 Vendor = Literal["nvidia", "amd", "google", "intel", "cerebras"]
 AccelClass = Literal["consumer", "workstation", "datacenter", "tpu", "wafer"]
 Software = Literal["cuda", "rocm", "xla", "cerebras", "synapse"]
@@ -133,9 +137,15 @@ class Quote(Strict):
     lead_time_days: NonNegFloat = Field(le=MAX_LEAD_DAYS)
     lead_time_p90_days: NonNegFloat | None = Field(default=None, le=MAX_LEAD_DAYS)
     commit_months: NonNegFloat = Field(default=0, le=120)
+    contract: Contract | None = None
+    """on_demand, reserved (a committed term, billed in full) or spot (preemptible); default: reserved when
+    `commit_months` > 0, else on_demand."""
+    fabric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=80)
+    """The interconnect domain one job can span (a provider's cluster); default: the quote alone. Not on buy
+    quotes: bought nodes share the site's fabric."""
     quoted_on: Date
     valid_until: Date
-    kind: Literal["list", "street", "negotiated", "estimate"]
+    kind: Literal["list", "street", "negotiated", "estimate", "unpriced"]
     source: str = Field(min_length=3)
     notes: str | None = None
 
@@ -144,22 +154,65 @@ class Quote(Strict):
         price_field = PRICE_FIELDS[self.mode]
         for name in ("price_usd", "usd_per_gpu_hour", "usd_per_month"):
             given = getattr(self, name) is not None
-            if name == price_field and not given:
-                raise ValueError(f"a {self.mode} quote needs {price_field}")
+            if name == price_field and not given and self.kind != "unpriced":
+                raise ValueError(f"a {self.mode} quote needs {price_field} (or kind: unpriced)")
+            if name == price_field and given and self.kind == "unpriced":
+                raise ValueError(f"an unpriced quote has no {price_field}")
             if name != price_field and given:
                 raise ValueError(f"{name} does not apply to a {self.mode} quote (use {price_field})")
         if self.max_nodes < self.min_nodes:
             raise ValueError(f"max_nodes ({self.max_nodes}) is below min_nodes ({self.min_nodes})")
         if self.lead_time_p90_days is not None and self.lead_time_p90_days < self.lead_time_days:
             raise ValueError("lead_time_p90_days is below lead_time_days (the p50)")
+        if self.lead_time_p90_days is not None and self.lead_time_p90_days > 0 and self.lead_time_days <= 0:
+            raise ValueError("lead_time_days (the p50) must be at least 1 day when a p90 is given: the lead time "
+                             "is a lognormal through both")
         if self.valid_until < self.quoted_on:
             raise ValueError(f"valid_until {self.valid_until} is before quoted_on {self.quoted_on}")
+        if self.fabric is not None and self.mode == "buy":
+            raise ValueError("fabric does not apply to a buy quote (bought nodes share your site's fabric)")
+        if self.contract == "reserved" and self.commit_months <= 0:
+            raise ValueError("a reserved contract needs commit_months > 0 (its term is billed in full)")
+        if self.contract in ("on_demand", "spot") and self.commit_months > 0:
+            raise ValueError(f"a {self.contract} quote has no commitment (commit_months must be 0; use "
+                             "contract: reserved)")
+        if self.contract == "spot" and self.mode != "cloud":
+            raise ValueError("spot capacity is a cloud contract")
+        if self.contract is not None and self.mode == "buy":
+            raise ValueError("contract does not apply to a buy quote")
         return self
+
+    @property
+    def priced(self) -> bool:
+        return self.kind != "unpriced"
 
     @property
     def price(self) -> float:
         """The quote's price in its own unit (per node, per GPU-hour or per node-month)."""
-        return float(getattr(self, PRICE_FIELDS[self.mode]))
+        value = getattr(self, PRICE_FIELDS[self.mode])
+        if value is None:
+            raise ValueError(f"quote {self.id} has no price (kind: unpriced)")
+        return float(value)
+
+    @property
+    def term(self) -> Contract | None:
+        """The contract in force: given, or derived from the commitment; None for a purchase."""
+        if self.mode == "buy":
+            return None
+        if self.contract is not None:
+            return self.contract
+        return "reserved" if self.commit_months > 0 else "on_demand"
+
+    @property
+    def preemptible(self) -> bool:
+        return self.contract == "spot"
+
+    @property
+    def fabric_id(self) -> str:
+        """The fabric the quote's nodes are on (see `fabric`)."""
+        if self.mode == "buy":
+            return SITE_FABRIC
+        return self.fabric if self.fabric is not None else f"quote:{self.id}"
 
     def lead_days(self, confidence: str) -> float:
         if confidence == "p90" and self.lead_time_p90_days is not None:
@@ -172,7 +225,6 @@ class Quote(Strict):
     def not_yet_quoted(self, as_of: date) -> bool:
         """Dated after the planning date: at `as_of` this offer did not exist yet."""
         return self.quoted_on > as_of
-
 
 
 _KINDS = ("accelerators", "systems", "quotes")
@@ -312,17 +364,19 @@ def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | Non
     return layers.catalog()
 
 
-def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origin: str) -> Catalog:
-    """The catalog with fields of one quote changed (a `--set quotes.<id>.<field>=VALUE`, or a what-if), validated
-    exactly like a quote file entry; errors name `origin`."""
+def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origin: str,
+                   field_origins: Mapping[str, str] | None = None) -> Catalog:
+    """The catalog with fields of one quote changed (`--set quotes.<id>.<field>=VALUE`s, or a what-if), validated
+    together exactly like a quote file entry (a change of kind and price is one change); errors name `origin`, and
+    each field remembers the change that gave it (`field_origins`, default `origin`)."""
     if qid not in catalog.quotes:
         raise InputError(f"unknown quote '{qid}'" + did_you_mean(qid, catalog.quotes), origin=origin)
     data = {**catalog.quotes[qid].model_dump(by_alias=True), **changes}
     src = Source(file=origin, data={"quotes": {qid: data}}, overridden={("quotes",): origin})
     quote = validate(Quote, src, data, base=("quotes", qid))
-    origins = {f"quotes:{qid}.{k}": origin for k in changes}
+    origins = {f"quotes:{qid}.{k}": (field_origins or {}).get(k, origin) for k in changes}
     return catalog.with_quotes({qid: quote}, origins)
 
 
-__all__ = ["Accelerator", "System", "Quote", "Catalog", "load_catalog", "override_quote", "MODES", "Mode",
-           "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]
+__all__ = ["Accelerator", "System", "Quote", "Catalog", "Contract", "SITE_FABRIC", "load_catalog", "override_quote",
+           "MODES", "Mode", "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]

@@ -172,10 +172,13 @@ def _build(base: Problem, changes: tuple[Change, ...], files_catalog: Catalog | 
         files_catalog = load_catalog(entries + base.quote_files,
                                      shown=list(spec.catalogs) + list(base.quote_files))
     catalog = files_catalog
+    per_quote: dict[str, list[Change]] = {}
     for ch in changes:
         if ch.quote is not None:
-            qid, fld = ch.quote
-            catalog = override_quote(catalog, qid, {fld: ch.value}, ch.origin)
+            per_quote.setdefault(ch.quote[0], []).append(ch)
+    for qid, chs in per_quote.items():
+        catalog = override_quote(catalog, qid, {c.quote[1]: c.value for c in chs if c.quote}, chs[-1].origin,
+                                 {c.quote[1]: c.origin for c in chs if c.quote})
     assumptions = load_assumptions(spec.risk, src=src)
     check_references(spec, src, catalog)
     problem = Problem(spec, catalog, assumptions, as_of, spec.as_of is None, src, base.quote_files, changes,

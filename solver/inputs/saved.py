@@ -18,11 +18,14 @@ from ..errors import InputError
 from .schema import _clean_loc
 from .yamlsrc import path_str, read_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the JSON written by `--format json` and `--save`; bumped when a field changes meaning or goes.
-Version 2 (2026-12) gave `excluded` structured reasons; the fields a comparison reads are the same in 1 and 2,
-so saved plans of either version are read."""
-READABLE_VERSIONS = (1, 2)
+Version 2 (2026-12) gave `excluded` structured reasons. Version 3 (2026-12) charges bought hardware by
+`policy.after_run` (a bought plan's `compute` is the price, with a negative `resale_credit`, under the default
+`resell`; `accounting` became `after_run`), adds `offer`, the quotes' fabric, contract and dates, `frontier` and
+`unpriced`. The fields a comparison reads are the same in 1, 2 and 3, so saved plans of any of them are read (a
+comparison across versions shows the model's changes as changes)."""
+READABLE_VERSIONS = (1, 2, 3)
 MAX_SAVED_BYTES = 20_000_000
 """Largest saved plan read: a saved plan holds a snapshot of every usable quote (about 200 bytes each)."""
 

@@ -70,6 +70,8 @@ class Site(Strict):
     rack_power_kw: PositiveFloat = Field(le=10_000)
     electricity_usd_per_kwh: PositiveFloat
     pue: float = Field(default=1.3, ge=1.0, le=3.0)
+    colocation_usd_per_kw_month: MoneyOrZero | None = Field(default=None, le=100_000)
+    """A rented cage: rent per IT kW per month, paid in cash (replaces the own-hall facility assumption)."""
 
     @field_validator("electricity_usd_per_kwh")
     @classmethod
@@ -89,13 +91,31 @@ class Selection(Strict):
     exclude: list[str] = Field(default_factory=list)
 
 
+AfterRun = Literal["resell", "reuse", "idle"]
+AFTER_RUN_DEFAULT: AfterRun = "resell"
+"""A one-off run's hardware is sold when the run ends: what a finance team books for a project that does not own
+the cluster's future (README, "The cost of owning")."""
+
+
 class Policy(Strict):
     modes: list[Literal["buy", "cloud", "managed"]] = Field(default_factory=lambda: list(ALL_MODES), min_length=1)
     require_ecc: bool = False
     accelerators: Selection = Field(default_factory=Selection)
     vendors: Selection = Field(default_factory=Selection)
-    accounting: Literal["depreciation", "full_capex"] = "depreciation"
+    after_run: AfterRun = AFTER_RUN_DEFAULT
     allow_estimates: bool = True
+    max_fabrics: int = Field(default=1, ge=1, le=64)
+    """How many interconnect fabrics (provider clusters; your own site is one) one job's nodes may come from."""
+    allow_preemptible: bool = False
+    """Spot capacity for multi-node pretraining: refused unless allowed (a reclaimed node stalls the whole job)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "accounting" in data:
+            raise ValueError("policy.accounting was replaced by policy.after_run: resell (the default: the "
+                             "hardware is sold after the run), reuse (was depreciation) or idle (was full_capex)")
+        return data
 
 
 class Comparison(Strict):

@@ -9,7 +9,8 @@ the optimum over all points (branch and bound, with CP-SAT solving the leaves an
 The bound of a point relaxes only what can only raise the objective:
 - cost ≥ fixed + the cheapest fill of n nodes from the quotes that could be used (each filled up to its
   capacity, cheapest per node first: the exact optimum of the split's LP relaxation, which drops min_nodes)
-  + the smallest delivery-slip premium among those quotes + the surcharges of the enforced rules that match the
+  + the smallest delivery-slip premium among those quotes at the end of the calendar (premiums only fall as the
+  planned start moves later; waiting hardware only adds) + the surcharges of the enforced rules that match the
   point whatever its quotes and cost (add_usd, and add_pct on each cost term, rounded as the model rounds them);
   rules that name quotes or test the cost are left out. A negative add_pct can lower a cost, so with one the
   bounds are switched off (`sound`).
@@ -28,7 +29,6 @@ import heapq
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ..estimate.cost import slip_premium
 from ..estimate.options import Option, Point, PriceKey, option_quote_ready
 from ..inputs.catalog import Quote
 from ..inputs.rules import adjustments, delay_days
@@ -36,6 +36,7 @@ from .groups import capacity_group, rule_group
 from .money import floor_units, units
 from .objective import objective
 from .screening import Screen, costs_can_fall
+from .timing import slip_units, timing
 
 
 class Bounds:
@@ -115,14 +116,16 @@ class Bounds:
         return cost, cash, finish
 
     def _option_data(self, o: Option) -> tuple[list[tuple[Quote, int, int, bool]], dict[PriceKey, list[Quote]]]:
-        """Per option, once: each quote's ready day, slip premium (units) and estimate flag, and the quotes of each
-        price key in order of price (within a key a quote's per-node total is t0 + price × t1)."""
+        """Per option, once: each quote's ready day, slip premium at the end of the calendar (units) and estimate
+        flag, and the quotes of each price key in order of price (within a key a quote's per-node total is
+        t0 + price × t1)."""
         got = self._options.get(o.id)
         if got is None:
             a = self.problem.assumptions.values
-            entries = [(q, option_quote_ready(q, o, a),
-                        units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), self.unit),
-                        q.kind == "estimate") for q in o.quotes]
+            end = self.screen.universe.horizon
+            entries = [(q, option_quote_ready(q, o, a), slip_units(self.problem, timing(self.problem, o, q), end, 0,
+                                                                   self.unit), q.kind == "estimate")
+                       for q in o.quotes]
             by_key: dict[PriceKey, list[Quote]] = {}
             for q in sorted(o.quotes, key=lambda q: (q.price, q.id)):
                 by_key.setdefault((q.commit_months, q.kind == "estimate"), []).append(q)

@@ -6,14 +6,19 @@ Modelling:
   model is a selection with linear side constraints (the CP-SAT idiom for a configuration choice).
 - Nodes come from the option's quotes. One quote: it supplies all n nodes. Several quotes of the same system and
   mode: `y[q,p]` nodes from quote q when point p is chosen, Σ_q y[q,p] = n_p·z[p], so each quote's per-node cost
-  (which depends on the run length of p) stays linear. `u[q]` marks a quote used; the cluster starts when the last
-  used quote's capacity is ready, plus the delays of the rules that apply.
+  (which depends on the run length of p) stays linear. `u[q]` marks a quote used; one job's quotes lie on at most
+  `policy.max_fabrics` fabrics (a provider's cluster; bought nodes share the site's).
+- The planned start F is the latest of the floors (earliest start, option ready + rule delays, every used quote's
+  ready offset + rule delays), pinned with a max-equality; the run starts at S ≥ F. The slip premium and the cost
+  of bought hardware waiting for the start depend on F; they are step functions over the few values F can take
+  (`timing.py`).
 - Every user-facing limit is a guarded group (`groups.py`): its constraints are enforced by one literal, fixed
   true when optimising and free when explaining. No user limit is hidden in a variable domain.
 - Money is integer in `money.units` (rounded up per term).
 
 `build` assembles the model from one helper per constraint family, in the order a reader checks them: selection
-and quote split, calendar, delivery slip, schedule limits, policy, site, memory, quote capacity, rules, budget.
+and quote split, fabrics, schedule limits, policy, site, memory, quote capacity, rule adjustments, calendar,
+delivery timing (slip and waits), rule conditions (which may test the whole cost), budget.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..estimate.cost import slip_premium
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
@@ -31,7 +35,8 @@ from .cpsat import Model, cp_model
 from .groups import Group, GroupKind, capacity_group, rule_group
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
-from .screening import Screen
+from .screening import Screen, preemptible_forbidden
+from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
 
@@ -53,6 +58,7 @@ class Built:
     y: dict[tuple[str, int], Any]
     start: cp_model.IntVar
     finish: cp_model.IntVar
+    planned: cp_model.IntVar
     cost: Any
     cash: Any
     rank: Any
@@ -87,6 +93,7 @@ class _Builder:
         self.options = [o for o in universe.options if o.id in self.by_option]
         self.sel = {o.id: sum(self.z[i] for i in self.by_option[o.id]) for o in self.options}
         self.max_n = max((pt.n for pt in points), default=1)
+        self.zero = self.m.new_constant(0)
         self.x: dict[str, Any] = {}
         self.u: dict[str, Any] = {}
         self.y: dict[tuple[str, int], Any] = {}
@@ -99,7 +106,11 @@ class _Builder:
         self.racks: Any = 0
         self.horizon = universe.horizon
         self.start = self.m.new_int_var(0, self.horizon, "start_day")
+        self.planned = self.m.new_int_var(0, self.horizon, "planned_start_day")
         self.finish = self.m.new_int_var(0, 2 * self.horizon, "finish_day")
+        self.earliest_term: Any = 0
+        self.delay_rules: list[int] = []
+        self.thresholds: dict[tuple[str, str, int], Any] = {}
 
     # --- groups and slacks ------------------------------------------------------------------------------------
     def group(self, gid: str, kind: GroupKind, path: tuple[Any, ...], text: str, unit_name: str | None = None,
@@ -127,7 +138,7 @@ class _Builder:
     def add_selection(self, protect: frozenset[str], prune: bool) -> None:
         """One point; its nodes split over the option's quotes; cost and cash terms of each (see module doc)."""
         self.m.add_exactly_one(self.z)
-        zero = self.m.new_constant(0)
+        zero = self.zero
         for o in self.options:
             idx = self.by_option[o.id]
             if len(o.quotes) == 1:
@@ -176,37 +187,137 @@ class _Builder:
             self.cash_terms.append(units(pt.per_node.cash(q.id), unit) * v)
         self.m.add(sum(share) == pt.n * self.z[i])
 
+    # --- fabrics ------------------------------------------------------------------------------------------
+    def add_fabrics(self) -> None:
+        """One job runs on one fabric: the nodes of an option come from quotes on at most `policy.max_fabrics`
+        fabrics (group `policy.max_fabrics`; a provider's cluster is a fabric, bought nodes share the site's)."""
+        limit = self.spec.policy.max_fabrics
+        wide = [o for o in self.options if len(o.fabrics) > limit]
+        if not wide:
+            return
+        lit = self.group("policy.max_fabrics", "policy", ("policy", "max_fabrics"),
+                         f"one job on at most {limit} fabric{'s' if limit > 1 else ''}", "fabric", limit)
+        for o in wide:
+            on: dict[str, Any] = {}
+            for q in o.quotes:
+                if isinstance(self.u[q.id], int) or self.u[q.id] is self.zero:
+                    continue
+                f = q.fabric_id
+                if f not in on:
+                    on[f] = self.m.new_bool_var(f"fabric[{o.id}:{f}]")
+                self.m.add(self.u[q.id] <= on[f])
+            if len(on) > limit:
+                self.m.add(sum(on.values()) <= limit).only_enforce_if(lit)
+
     # --- calendar ------------------------------------------------------------------------------------------
     def add_calendar(self) -> None:
-        """finish = start + days of the chosen point; start after the option is ready, after every used quote's
-        capacity is ready, plus the delays of the rules that apply (added by `add_rules`)."""
+        """finish = start + days of the chosen point; start ≥ the planned start F, the latest of the floors: the
+        earliest start, the option's readiness and every used quote's readiness, each plus the delays of the rules
+        that apply (added by `add_adjustments`). F is pinned to that maximum: the timing costs depend on it."""
         m, z, pts = self.m, self.z, self.points
         m.add(self.finish == self.start + sum(pts[i].days * z[i] for i in range(len(pts))))
         delay = sum(self.delays) if self.delays else 0
-        m.add(self.start >= sum(o.ready_day * self.sel[o.id] for o in self.options) + delay)
+        floors: list[Any] = [self.earliest_term, sum(o.ready_day * self.sel[o.id] for o in self.options) + delay]
         for o in self.options:
             for q in o.quotes:
                 rd = option_quote_ready(q, o, self.a)
-                if rd > 0 and not isinstance(self.u[q.id], int):
-                    m.add(self.start >= rd * self.u[q.id] + delay)
+                if rd > 0 and not isinstance(self.u[q.id], int) and self.u[q.id] is not self.zero:
+                    floors.append(rd * self.u[q.id] + delay)
+        for f in floors:
+            m.add(self.planned >= f)
+        m.add_max_equality(self.planned, floors)
+        m.add(self.start >= self.planned)
 
-    def add_slip(self) -> None:
-        """Delivery-slip exposure: the slowest used quote's (p90 − p50) × delay cost per day (a cost line)."""
-        ks = {q.id: units(slip_premium(q.lead_time_days, q.lead_time_p90_days, self.a.money), self.unit)
-              for o in self.options for q in o.quotes}
-        slip = self.m.new_int_var(0, max(list(ks.values()) + [0]), "slip_premium")
-        for qid, k in ks.items():
-            if k > 0:
-                self.m.add(slip >= k * self.u[qid])
-        self.cost_terms.append(slip)
+    def _threshold(self, var: Any, name: str, op: str, v: int) -> Any:
+        """A literal equal to `var <= v` (op "le") or `var >= v` (op "ge"), made once per value."""
+        key = (name, op, v)
+        lit = self.thresholds.get(key)
+        if lit is None:
+            lit = self.m.new_bool_var(f"{name}_{op}_{v}")
+            if op == "le":
+                self.m.add(var <= v).only_enforce_if(lit)
+                self.m.add(var >= v + 1).only_enforce_if(~lit)
+            else:
+                self.m.add(var >= v).only_enforce_if(lit)
+                self.m.add(var <= v - 1).only_enforce_if(~lit)
+            self.thresholds[key] = lit
+        return lit
+
+    def add_timing(self) -> None:
+        """Delivery slip and waiting bought hardware as step functions of the planned start (`timing.py`).
+
+        slip ≥ premium_q(v) · (u_q ∧ F ≤ v) for every candidate v (non-increasing in v, so the tightest is at F);
+        wait_q ≥ Σ_p waitcost_q,p(v) · nodes_q,p − M·¬(F ≥ v) (non-decreasing in v, so the tightest is at F).
+        Rented capacity is ordered once the rules' delays are over, so its slip depends on F − delays."""
+        delay = sum(self.delays) if self.delays else 0
+        sums = delay_sums(self.delay_rules)
+        spec, u = self.spec, self.universe
+        earliest = u.earliest_day if spec.schedule.earliest_start is not None and u.earliest_day > 0 else None
+        timings = {q.id: timing(self.problem, o, q) for o in self.options for q in o.quotes}
+        starts, lags = candidates(earliest, [o.ready_day for o in self.options],
+                                  [t.offset for t in timings.values()], sums)
+        lag = self.m.new_int_var(0, self.horizon, "planned_less_delays")
+        self.m.add(lag == self.planned - delay)
+        slip_terms: list[tuple[int, Any]] = []
+        for o in self.options:
+            for q in o.quotes:
+                used = self.u[q.id]
+                if isinstance(used, int) or used is self.zero:
+                    continue
+                t = timings[q.id]
+                if self.a.money.delay_cost_usd_per_day > 0:
+                    slip_terms += self._slip_steps(t, used, starts if t.buy else lags,
+                                                   self.planned if t.buy else lag, "F" if t.buy else "T")
+                if t.buy and t.order_by is not None:
+                    self._wait_steps(o, t, starts)
+        if slip_terms:
+            slip = self.m.new_int_var(0, max(k for k, _ in slip_terms), "slip_premium")
+            for k, cond in slip_terms:
+                self.m.add(slip >= k * cond)
+            self.cost_terms.append(slip)
+
+    def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str) -> list[tuple[int, Any]]:
+        out = []
+        for v in values:
+            if v < t.offset:
+                continue
+            k = slip_units(self.problem, t, v, 0, self.unit)
+            if k <= 0:
+                break
+            out.append((k, used + self._threshold(var, name, "le", v) - 1))
+        return out
+
+    def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> None:
+        idx = self.by_option[o.id]
+        single = len(o.quotes) == 1
+        qid = t.quote.id
+        for v in starts:
+            w = wait_of(t, v)
+            if w <= 0:
+                continue
+            ge = self._threshold(self.planned, "F", "ge", v)
+            for view in (0, 1):
+                terms, hi = [], 0
+                for i in idx:
+                    pt = self.points[i]
+                    k = wait_units(pt, t, w, self.unit, single)[view]
+                    if k <= 0:
+                        continue
+                    nodes = self.z[i] if single else self.y[(qid, i)]
+                    terms.append(k * nodes)
+                    hi = max(hi, k if single else k * pt.n)
+                if not terms:
+                    continue
+                extra = self.m.new_int_var(0, hi, f"wait_{'cash' if view else 'cost'}[{qid}>={v}]")
+                self.m.add(extra >= sum(terms) - hi * (1 - ge))
+                (self.cash_adds if view else self.cost_adds).append(extra)
 
     def add_schedule(self) -> None:
         spec, u = self.spec, self.universe
         if spec.schedule.earliest_start is not None and u.earliest_day > 0:
             lit = self.group("schedule.earliest_start", "limit", ("schedule", "earliest_start"),
                              f"start on or after {self.problem.earliest_start}", "day", self.problem.earliest_start)
-            self.m.add(self.start + self.slack("schedule.earliest_start", u.earliest_day) >= u.earliest_day
-                       ).only_enforce_if(lit)
+            self.earliest_term = u.earliest_day * lit - self.slack("schedule.earliest_start", u.earliest_day)
         if u.deadline_day is not None:
             lit = self.group("schedule.deadline", "limit", ("schedule", "deadline"),
                              f"finish by {spec.schedule.deadline}", "day", spec.schedule.deadline)
@@ -234,6 +345,15 @@ class _Builder:
                    and not isinstance(self.u[q.id], int)]
             if est:
                 self.m.add(sum(est) == 0).only_enforce_if(lit)
+
+    def add_preemptible(self) -> None:
+        """Spot capacity for a multi-node pretraining run only with `policy.allow_preemptible` (a reclaimed node
+        stalls every other node until the job restarts from its last checkpoint)."""
+        bad = [self.z[i] for i, pt in enumerate(self.points) if preemptible_forbidden(self.spec, pt)]
+        if bad:
+            lit = self.group("policy.allow_preemptible", "policy", ("policy", "allow_preemptible"),
+                             "no spot capacity for multi-node pretraining")
+            self.m.add(sum(bad) == 0).only_enforce_if(lit)
 
     def _breaches(self, o: Option) -> set[str]:
         return {g for item in self.screen.facts(o).breaches for g in item}
@@ -285,11 +405,19 @@ class _Builder:
                     self.m.add(self.x[q.id] <= q.max_nodes + self.slack(gid, self.max_n)).only_enforce_if(lit)
 
     # --- rules ---------------------------------------------------------------------------------------------
-    def add_rules(self) -> None:
-        """Adjustments first (they change cost and the calendar), then forbid/require, so that a cost condition
-        sees the adjusted cost. Each rule is the group `rules.<name>`."""
-        ordered = sorted(enumerate(self.spec.rules), key=lambda ir: isinstance(ir[1].then, str))
-        for r_i, rule in ordered:
+    def add_adjustments(self) -> None:
+        """Rules that adjust cost, the calendar or throughput; each rule is the group `rules.<name>`."""
+        self._add_rules(adjust=True)
+
+    def add_conditions(self) -> None:
+        """Rules that forbid or require, added after every cost term (adjustments, delivery timing), so that a cost
+        condition sees the whole cost the checker sees."""
+        self._add_rules(adjust=False)
+
+    def _add_rules(self, *, adjust: bool) -> None:
+        for r_i, rule in enumerate(self.spec.rules):
+            if isinstance(rule.then, Adjust) != adjust:
+                continue
             lit = self.group(rule_group(rule.name), "rule", ("rules", r_i), rule.note or rule.name)
             match = [i for i, pt in enumerate(self.points) if matches_attrs(rule.when, pt.option.attrs)
                      and matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw)]
@@ -333,8 +461,11 @@ class _Builder:
         if then.delay_days:
             d = delay_days(then)
             e = self.m.new_int_var(0, d, f"delay[{gid}]")
-            self.m.add(e >= d * applies).only_enforce_if(lit)
+            self.m.add(e == d * applies).only_enforce_if(lit)
+            if self.guard == "assume":
+                self.m.add(e == 0).only_enforce_if(~lit)
             self.delays.append(e)
+            self.delay_rules.append(d)
 
     def _add_pct(self, gid: str, pct: float, lit: Any, match: list[int], applies: Any | None) -> None:
         """A percentage of the chosen point's cost lines (not of the slip premium), rounded up term by term.
@@ -447,18 +578,21 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points)
     b.add_selection(protect, prune)
-    b.add_slip()
+    b.add_fabrics()
     b.add_schedule()
     b.add_policy()
+    b.add_preemptible()
     b.add_site()
     b.add_memory()
     b.add_capacity()
-    b.add_rules()
+    b.add_adjustments()
     b.add_calendar()
+    b.add_timing()
+    b.add_conditions()
     if cost_hi is None:
         cost_hi = universe_ceiling(problem, universe, unit) if needs_ceiling(problem) else \
             model_ceiling(problem, points, unit)
     b.add_budget(cost_hi)
     return Built(b.m, universe, points, unit, b.groups, b.lits, b.z, b.sel, b.x, b.u, b.y, b.start, b.finish,
-                 b.cost_expr(), b.cash_expr(), sum(i * zi for i, zi in enumerate(b.z)), cost_hi, b.power_w, b.racks,
-                 b.slacks)
+                 b.planned, b.cost_expr(), b.cash_expr(), sum(i * zi for i, zi in enumerate(b.z)), cost_hi, b.power_w,
+                 b.racks, b.slacks)

@@ -18,6 +18,8 @@ class Decision:
     allocation: tuple[tuple[str, int], ...]
     start_day: int
     cost_units: int
+    planned_day: int | None = None
+    """The planned start the model priced delivery timing at (None: take the start)."""
 
     @property
     def quotes(self) -> dict[str, int]:
@@ -34,4 +36,4 @@ def decode(b: Built, value: Callable[[Any], int]) -> Decision:
     else:
         alloc = {q.id: int(value(b.y[(q.id, i)])) for q in quotes}
     return Decision(pt.option.id, pt.n, tuple(sorted((k, v) for k, v in alloc.items() if v > 0)),
-                    int(value(b.start)), int(value(b.cost)))
+                    int(value(b.start)), int(value(b.cost)), int(value(b.planned)))

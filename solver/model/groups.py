@@ -31,7 +31,8 @@ class Group:
 
 
 PRIORITY = ("workload.memory", "policy.modes", "policy.require_ecc", "policy.accelerators", "policy.vendors",
-            "policy.allow_estimates", "site.cooling", "site.rack_power_kw", "site.it_power_kw", "site.racks",
+            "policy.allow_estimates", "policy.allow_preemptible", "policy.max_fabrics",
+            "site.cooling", "site.rack_power_kw", "site.it_power_kw", "site.racks",
             "schedule.deadline", "schedule.earliest_start", "budget.max_usd")
 """Order in which groups are tried first and listed: physics and policy before limits, limits before capacities
 (a reason a user can act on before one only a vendor can)."""
@@ -40,6 +41,8 @@ REASON: Mapping[str, str] = MappingProxyType({
     "workload.memory": "does not fit in memory at any node count", "policy.modes": "mode not allowed",
     "policy.require_ecc": "no ECC memory", "policy.accelerators": "excluded by the accelerator list",
     "policy.vendors": "excluded by the vendor list", "policy.allow_estimates": "only estimated prices",
+    "policy.max_fabrics": "one job cannot span providers' clusters", "policy.allow_preemptible":
+    "spot capacity for multi-node pretraining",
     "site.cooling": "site cannot cool it", "site.rack_power_kw": "a node draws more than a rack supplies",
     "site.it_power_kw": "needs more IT power than the site has", "site.racks": "needs more racks",
     "schedule.deadline": "cannot finish by the deadline", "schedule.earliest_start": "cannot start early enough",

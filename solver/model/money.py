@@ -28,15 +28,23 @@ MAX_UNITS = 10 ** 15
 def money_unit(universe: Universe) -> int:
     """$1k when the problem's scale is $1M or more, $1 below.
 
-    The scale is the cheapest point that fits in memory and can meet the deadline: what realistic plans cost. Not
-    the budget — a $500k budget on a $10M problem is still a $1k-resolution problem — and not the cheapest point
-    overall, which for a big model is some absurd one-card, ten-year run.
+    The scale is what realistic plans cost: the cheapest option at its smallest node count that fits in memory and
+    can meet the deadline (per option, the smallest such cluster is the one closest to its cheapest plan, and
+    pricing one point per option instead of every point keeps this off the critical path). Not the budget — a $500k
+    budget on a $10M problem is still a $1k-resolution problem — and not the cheapest point overall, which for a big
+    model is some absurd one-card, ten-year run. The unit sets only the model's resolution, never which plans exist.
     """
     dl = universe.deadline_day
-    workable = [(o, pt) for o in universe.options for pt in o.points if pt.workable]
-    realistic = [(o, pt) for o, pt in workable
-                 if pt.fits and (dl is None or max(o.ready_day, universe.earliest_day) + pt.days <= dl)]
-    costs = [pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min) for _o, pt in (realistic or workable)]
+    realistic, workable = [], []
+    for o in universe.options:
+        points = [pt for pt in o.points if pt.workable]
+        if points:
+            workable.append(points[0])
+        fit = next((pt for pt in points if pt.fits and (dl is None or max(o.ready_day, universe.earliest_day)
+                                                       + pt.days <= dl)), None)
+        if fit is not None:
+            realistic.append(fit)
+    costs = [pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min) for pt in (realistic or workable)]
     return COARSE_UNIT if min(costs, default=COARSE_FROM_USD) >= COARSE_FROM_USD else FINE_UNIT
 
 

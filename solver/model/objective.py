@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError
-from ..estimate.cost import slip_premium
 from ..estimate.options import Option, Point, Universe
-from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..inputs.spec import CostObjective
 from .money import units
+from .timing import timing_ceiling
 
 OVERFLOW_LIMIT = 2 ** 61
 """Largest objective value allowed: CP-SAT's int64 with headroom for its own sums of terms."""
@@ -34,12 +33,11 @@ def point_ceiling(pt: Point, unit: int) -> int:
     return units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1
 
 
-def _ceiling(problem: Problem, point_hi: int, max_nodes: int, quotes: Iterable[Quote], unit: int) -> int:
-    """The dearest point plus everything rules and delivery slip can add to it.
+def _ceiling(problem: Problem, point_hi: int, max_nodes: int, options: Iterable[Option], unit: int) -> int:
+    """The dearest point plus everything rules, delivery slip and waiting hardware can add to it.
 
     A `add_pct` surcharge is rounded up term by term in the model: on a split over quotes that is at most one unit
     per node and one for the plan's fixed lines on top of the percentage itself."""
-    a = problem.assumptions.values
     hi = point_hi
     for r in problem.spec.rules:
         if isinstance(r.then, str):
@@ -47,8 +45,7 @@ def _ceiling(problem: Problem, point_hi: int, max_nodes: int, quotes: Iterable[Q
         hi += units(r.then.add_usd or 0, unit)
         if (r.then.add_pct or 0) > 0:
             hi += units(point_hi * r.then.add_pct / 100.0, unit) + max_nodes + 1  # type: ignore[operator]
-    slip = max([units(slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money), unit) for q in quotes] + [0])
-    return hi + slip
+    return hi + timing_ceiling(problem, options, unit)
 
 
 def universe_ceiling(problem: Problem, universe: Universe, unit: int, memo: dict[str, int] | None = None) -> int:
@@ -64,7 +61,9 @@ def universe_ceiling(problem: Problem, universe: Universe, unit: int, memo: dict
             memo[o.id] = max((point_ceiling(pt, unit) for pt in o.points if pt.workable), default=0)
         point_hi = max(point_hi, memo[o.id])
     max_nodes = max((pt.n for o in universe.options for pt in o.points), default=1)
-    return _ceiling(problem, point_hi, max_nodes, (q for o in universe.options for q in o.quotes), unit)
+    if "<timing>" not in memo:
+        memo["<timing>"] = timing_ceiling(problem, universe.options, unit)
+    return _ceiling(problem, point_hi, max_nodes, (), unit) + memo["<timing>"]
 
 
 def model_ceiling(problem: Problem, points: list[Point], unit: int) -> int:
@@ -72,7 +71,7 @@ def model_ceiling(problem: Problem, points: list[Point], unit: int) -> int:
     point_hi = max((point_ceiling(pt, unit) for pt in points), default=0)
     max_nodes = max((pt.n for pt in points), default=1)
     options: dict[str, Option] = {pt.option.id: pt.option for pt in points}
-    return _ceiling(problem, point_hi, max_nodes, (q for o in options.values() for q in o.quotes), unit)
+    return _ceiling(problem, point_hi, max_nodes, options.values(), unit)
 
 
 def needs_ceiling(problem: Problem) -> bool:

@@ -13,13 +13,17 @@ it keeps them in its own dictionaries, keyed by point key, so the universe is ne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..estimate.cost import slip_premium
+from ..estimate.delivery import order_by_day
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, quote_ids
-from ..inputs.spec import Rule
+from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group, rule_group
+
+if TYPE_CHECKING:
+    from ..inputs.catalog import Quote
 
 Reasons = list[frozenset[str]]
 """Point-local reasons: each item is a set of group ids that, all enforced, exclude the point."""
@@ -31,6 +35,14 @@ _RACK_POWER = frozenset({"site.rack_power_kw"})
 _RACKS_POWER = frozenset({"site.racks", "site.rack_power_kw"})
 _RACKS = frozenset({"site.racks"})
 _POWER = frozenset({"site.it_power_kw"})
+_PREEMPTIBLE = frozenset({"policy.allow_preemptible"})
+PRETRAINING = ("pretrain", "continued_pretrain")
+
+
+def preemptible_forbidden(spec: ProblemSpec, pt: Point) -> bool:
+    """Spot capacity for a multi-node pretraining run, which `policy.allow_preemptible` must allow."""
+    return (pt.option.preemptible and pt.n > 1 and spec.workload.method in PRETRAINING
+            and not spec.policy.allow_preemptible)
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,12 @@ class OptionFacts:
     capacity: int
     capacity_groups: frozenset[str]
     min_nodes: int
+    fabric_capacity: int
+    """Most nodes the quotes of `policy.max_fabrics` fabrics can supply together (capacity when one job may span
+    every fabric is `capacity`)."""
+    in_time: tuple[tuple[frozenset[str], tuple[tuple[int, str, int, str], ...]], ...] = ()
+    """For the deadline (and deadline + earliest start): each quote's latest run length that still finishes in time,
+    its fabric, capacity and id, longest first — so the quotes usable at a point are a prefix."""
 
 
 def costs_can_fall(problem: Problem) -> bool:
@@ -60,6 +78,7 @@ class Screen:
         self.budget_exact = problem.spec.budget.max_usd is not None and not costs_can_fall(problem)
         self._facts: dict[str, OptionFacts] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
+        self._local: dict[tuple[str, int], Reasons] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
 
     def facts(self, o: Option) -> OptionFacts:
@@ -71,20 +90,42 @@ class Screen:
             first = max(o.ready_day, min(option_quote_ready(q, o, a) for q in o.quotes))
             forbids = tuple(r for r in spec.rules if r.then == "forbid" and r.when.cost is None
                             and r.when.quote is None and matches_attrs(r.when, o.attrs))
+            per_fabric: dict[str, int] = {}
+            for q in o.quotes:
+                per_fabric[q.fabric_id] = per_fabric.get(q.fabric_id, 0) + q.max_nodes
+            widest = sum(sorted(per_fabric.values(), reverse=True)[:spec.policy.max_fabrics])
             got = OptionFacts(breaches, first, forbids, sum(q.max_nodes for q in o.quotes),
-                              frozenset(capacity_group(q.id) for q in o.quotes), min(q.min_nodes for q in o.quotes))
+                              frozenset(capacity_group(q.id) for q in o.quotes), min(q.min_nodes for q in o.quotes),
+                              widest, self._in_time(o))
             self._facts[o.id] = got
         return got
 
-    def violations(self, pt: Point, *, capacitated: bool = True) -> Reasons:
+    def violations(self, pt: Point, *, capacitated: bool = True, budget: bool = True) -> Reasons:
         """Every point-local reason the point can never be chosen (see module docstring).
 
-        `capacitated=False` stops at the first cheap reason and skips the budget reasoning over quote capacities
-        (the costly part, needed only to explain); that partial answer is not kept.
+        The reasons that need no price (`budget=False`) are computed once per point and shared by every caller;
+        the budget's are added on top. `capacitated=False` skips the budget reasoning over quote capacities (the
+        costly part, needed only to explain) when the point is excluded already; that partial answer is not kept.
         """
         got = self._violations.get(pt.key)
         if got is not None:
             return got
+        local = self._local.get(pt.key)
+        if local is None:
+            local = self._local_reasons(pt)
+            self._local[pt.key] = local
+        if not budget:
+            return local
+        if local and not capacitated:
+            return local  # excluded already: spare pricing the point
+        out = local + self._budget(pt, capacitated) if self.budget_exact else local
+        if capacitated:
+            self._violations[pt.key] = out
+        return out
+
+    def _local_reasons(self, pt: Point) -> Reasons:
+        """The reasons that need no price: policy, memory, capacity and fabrics, spot, the calendar, the site, and
+        the rules that forbid whatever the plan costs."""
         o = pt.option
         facts = self.facts(o)
         spec = self.problem.spec
@@ -94,12 +135,18 @@ class Screen:
             out.append(_MEMORY)
         if pt.n > facts.capacity:
             out.append(facts.capacity_groups)
+        elif pt.n > facts.fabric_capacity:
+            out.append(facts.capacity_groups | {"policy.max_fabrics"})
+        if preemptible_forbidden(spec, pt):
+            out.append(_PREEMPTIBLE)
         if u.deadline_day is not None:
             if facts.first_ready + pt.days > u.deadline_day:
                 out.append(_DEADLINE)
             elif spec.schedule.earliest_start is not None and \
                     max(facts.first_ready, u.earliest_day) + pt.days > u.deadline_day:
                 out.append(_DEADLINE_START)
+            else:
+                out += self._capacity_in_time(pt)
         site = spec.site
         if o.mode == "buy" and site is not None:
             if pt.racks_with_power is None:
@@ -108,15 +155,44 @@ class Screen:
                 out.append(_RACKS_POWER if pt.racks_physical <= site.racks else _RACKS)
             if pt.power_kw > site.it_power_kw + 1e-9:
                 out.append(_POWER)
-        if out and not capacitated:
-            return out  # excluded already: spare pricing the point
-        if self.budget_exact:
-            out += self._budget(pt, capacitated)
         for rule in facts.forbids:
             if matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
                 out.append(frozenset({rule_group(rule.name)}))
-        if capacitated:
-            self._violations[pt.key] = out
+        return out
+
+    def _in_time(self, o: Option) -> tuple[tuple[frozenset[str], tuple[tuple[int, str, int, str], ...]], ...]:
+        u = self.universe
+        if u.deadline_day is None:
+            return ()
+        a = self.problem.assumptions.values
+        variants: list[tuple[frozenset[str], int]] = [(_DEADLINE, 0)]
+        if self.problem.spec.schedule.earliest_start is not None:
+            variants.append((_DEADLINE_START, u.earliest_day))
+        out = []
+        for base, earliest in variants:
+            rows = sorted(((u.deadline_day - max(o.ready_day, option_quote_ready(q, o, a), earliest), q.fabric_id,
+                            q.max_nodes, q.id) for q in o.quotes), reverse=True)
+            out.append((base, tuple(rows)))
+        return tuple(out)
+
+    def _capacity_in_time(self, pt: Point) -> Reasons:
+        """With the deadline enforced (and the earliest start), only quotes ready in time for this point can supply
+        it: when their capacity is short of n — on one job's fabrics — the deadline and those capacities (and the
+        fabric limit when it binds) exclude the point."""
+        limit = self.problem.spec.policy.max_fabrics
+        out: Reasons = []
+        for base, rows in self.facts(pt.option).in_time:
+            per_fabric: dict[str, int] = {}
+            caps = []
+            for longest, fabric, cap, qid in rows:
+                if longest < pt.days:
+                    break
+                per_fabric[fabric] = per_fabric.get(fabric, 0) + cap
+                caps.append(capacity_group(qid))
+            if sum(per_fabric.values()) < pt.n:
+                out.append(base | frozenset(caps))
+            elif len(per_fabric) > limit and sum(sorted(per_fabric.values(), reverse=True)[:limit]) < pt.n:
+                out.append(base | frozenset(caps) | {"policy.max_fabrics"})
         return out
 
     def _budget(self, pt: Point, capacitated: bool) -> Reasons:
@@ -195,16 +271,19 @@ class Screen:
         """Quotes another quote of the same option beats on everything (presolve for optimisation only).
 
         q is dominated by d when d alone can supply any point of the option (capacity at least the largest node
-        count, min_nodes no larger than q's), is ready no later, has no larger slip premium, is no dearer per node
-        at every point (cost and cash), is not an estimate unless q is, and no rule names either (nor `protect`):
-        then moving q's nodes to d never makes a plan worse or infeasible. Ties keep the smaller id, so the result
-        is deterministic.
+        count, min_nodes no larger than q's), is on the same fabric, is ready no later (exactly as soon when late
+        delivery has a price: an earlier planned start would change the slip premiums of the other quotes), its
+        lead time is no longer at any quantile that matters (p50 and the p90/p50 spread no larger), it can be
+        ordered no earlier (valid_until no earlier, so it never waits longer), it is no dearer per node at every
+        point (cost and cash; for a purchase also the price itself, which drives the cost of waiting), it is not an
+        estimate unless q is, and no rule names either (nor `protect`): then moving q's nodes to d never makes a
+        plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
         """
         a = self.problem.assumptions.values
         named = {qid for r in self.problem.spec.rules for qid in (quote_ids(r.when) or [])} | protect
         top = max((pt.n for pt in pts), default=0)
         ready = {q.id: option_quote_ready(q, o, a) for q in o.quotes}
-        slip = {q.id: slip_premium(q.lead_time_days, q.lead_time_p90_days, a.money) for q in o.quotes}
+        priced_delay = a.money.delay_cost_usd_per_day > 0
         out: set[str] = set()
         for q in o.quotes:
             if q.id in named:
@@ -212,16 +291,38 @@ class Screen:
             for d in o.quotes:
                 if d.id == q.id or d.id in named or d.id in out or d.max_nodes < top or d.min_nodes > q.min_nodes:
                     continue
-                if ready[d.id] > ready[q.id] or slip[d.id] > slip[q.id] or \
-                        (d.kind == "estimate" and q.kind != "estimate"):
+                if d.fabric_id != q.fabric_id or ready[d.id] > ready[q.id] or \
+                        (priced_delay and ready[d.id] != ready[q.id]) or not _lead_no_worse(d, q) or \
+                        not _orders_no_earlier(d, q, self.problem) or (d.kind == "estimate" and q.kind != "estimate") \
+                        or (o.mode == "buy" and d.price > q.price):
                     continue
                 pairs = [((pt.per_node.cost(d.id), pt.per_node.cash(d.id)),
                           (pt.per_node.cost(q.id), pt.per_node.cash(q.id))) for pt in pts]
                 if any(dl[0] > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
                     continue
-                strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or \
-                    ready[d.id] < ready[q.id] or slip[d.id] < slip[q.id]
+                strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or ready[d.id] < ready[q.id]
                 if strict or d.id < q.id:
                     out.add(q.id)
                     break
         return out
+
+
+def _lead_no_worse(d: "Quote", q: "Quote") -> bool:
+    """d's lognormal lead time is no later than q's at every quantile from the median up (p50 no later, spread no
+    wider), so its expected slip past any allowance of at least q's median is no larger."""
+    if d.lead_time_days > q.lead_time_days:
+        return False
+    d90 = d.lead_time_p90_days if d.lead_time_p90_days is not None else d.lead_time_days
+    q90 = q.lead_time_p90_days if q.lead_time_p90_days is not None else q.lead_time_days
+    if d90 > q90:
+        return False
+    if d.lead_time_days <= 0 or q.lead_time_days <= 0:
+        return True  # a zero median has no spread (catalog.Quote), and d's is no later than q's
+    return d90 * q.lead_time_days <= q90 * d.lead_time_days
+
+
+def _orders_no_earlier(d: "Quote", q: "Quote", problem: Problem) -> bool:
+    if d.mode != "buy":
+        return True
+    od, oq = order_by_day(d, problem.as_of), order_by_day(q, problem.as_of)
+    return od is None or (oq is not None and od >= oq)

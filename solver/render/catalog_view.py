@@ -17,6 +17,7 @@ import yaml
 from ..inputs.bibliography import Entry, cited
 from ..inputs.catalog import Catalog, Quote, Sourced
 from ..inputs.units import usd
+from ..solve.plan import EXPIRING_DAYS
 from .safe import clean
 
 UNIT = {"buy": "/node", "cloud": "/GPU-h", "managed": "/node-mo"}
@@ -55,15 +56,30 @@ def catalog_rows(cat: Catalog, what: str, as_of: date, *, wide: bool = False) ->
                  "node kW source" if wide else "sources"], sys_rows)
     quote_rows: list[list[Any]] = []
     for q in sorted(cat.quotes.values(), key=lambda q: q.id):
+        left = (q.valid_until - as_of).days
         state = f"EXPIRED {q.valid_until}" if q.expired(as_of) else (
-            f"quoted {q.quoted_on}" if q.not_yet_quoted(as_of) else str(q.valid_until))
-        price = (f"${q.price:,.2f}" if q.mode == "cloud" else usd(q.price)) + UNIT[q.mode] + \
-            ("~" if q.kind == "estimate" else "")
-        row = [q.id, q.system, q.mode, price, str(q.max_nodes),
+            f"quoted {q.quoted_on}" if q.not_yet_quoted(as_of) else
+            f"{q.valid_until} ({left}d!)" if left <= EXPIRING_DAYS else str(q.valid_until))
+        price = "unpriced" if not q.priced else (f"${q.price:,.2f}" if q.mode == "cloud" else usd(q.price)) + \
+            UNIT[q.mode] + ("~" if q.kind == "estimate" else "")
+        row = [q.id, q.system, q.mode if wide else _terms(q), price, str(q.max_nodes),
                f"{q.lead_time_days:g}" + (f"/{q.lead_time_p90_days:g}" if q.lead_time_p90_days else ""), state]
-        quote_rows.append(row + ([q.kind, q.vendor, q.source] if wide else [_tags(q.source)]))
+        quote_rows.append(row + ([q.term or "purchase", f"{q.commit_months:g}", q.kind, q.vendor,
+                                  q.fabric or ("site" if q.mode == "buy" else "-"), q.source]
+                                 if wide else [_tags(q.source, limit=1)]))
     head = ["id", "system", "mode", "price", "max", "lead d", "valid to"]
-    return head + (["kind", "vendor", "source"] if wide else ["sources"]), quote_rows
+    return head + (["contract", "commit months", "kind", "vendor", "fabric", "source"] if wide else ["sources"]), \
+        quote_rows
+
+
+
+def _terms(q: Quote) -> str:
+    """The mode with its contract: buy, cloud (on demand), cloud 12mo (reserved), cloud spot, managed 6mo."""
+    if q.term == "reserved":
+        return f"{q.mode} {q.commit_months:g}mo"
+    if q.term == "spot":
+        return f"{q.mode} spot"
+    return q.mode
 
 
 def quote_template(q: Quote) -> str:

@@ -1,4 +1,5 @@
-"""Sensitivity sweeps as a picture: plan cost against each swept input (needs the optional `chart` extra)."""
+"""Pictures (needs the optional `chart` extra): sensitivity sweeps (plan cost against each swept input) and the
+time–cost frontier (cost against finish date)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,32 @@ def chart(sweep_rows: dict[str, list[dict[str, Any]]], path: str) -> None:
             ax.annotate((r["option"] or "none").split("/")[0], (x, y), fontsize=6, rotation=30)
         ax.set_title(name)
         ax.set_ylabel("cost ($M)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def frontier_chart(points: list[Any], deadline: Any, path: str) -> None:
+    """Cost against finish date, one marker per proven frontier point, the deadline as a line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = [pt.plan.finish for pt in points]
+    ys = [pt.plan.total_cost / 1e6 for pt in points]
+    ax.step(xs, ys, where="post", color="0.6", linewidth=1)
+    ax.scatter(xs, ys, zorder=3)
+    for x, y, pt in zip(xs, ys, points, strict=True):
+        ax.annotate(f"{pt.plan.accelerator} {pt.plan.offer or pt.plan.mode} x{pt.plan.nodes}", (x, y), fontsize=6,
+                    rotation=20, xytext=(3, 3), textcoords="offset points")
+    if deadline is not None:
+        ax.axvline(deadline, color="tab:red", linestyle="--", linewidth=1, label=f"deadline {deadline}")
+        ax.legend(loc="upper right", fontsize=7)
+    ax.set_xlabel("finish")
+    ax.set_ylabel("risk-adjusted completion cost ($M)")
+    ax.set_title("Time-cost frontier (each point proven optimal for its finish date)")
+    fig.autofmt_xdate()
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

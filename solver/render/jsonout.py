@@ -13,7 +13,7 @@ from typing import Any
 from ..estimate.options import Universe
 from ..inputs.problem import Problem
 from ..inputs.saved import SCHEMA_VERSION
-from ..solve.plan import ExcludedOption, Plan, Result
+from ..solve.plan import ExcludedOption, Plan, PlanQuote, Result, billed_months
 
 
 def _r(x: float, nd: int = 2) -> float:
@@ -22,10 +22,9 @@ def _r(x: float, nd: int = 2) -> float:
 
 def plan_dict(p: Plan) -> dict[str, Any]:
     return {
-        "option": p.option, "accelerator": p.accelerator, "system": p.system, "mode": p.mode, "vendor": p.vendor,
-        "quotes": [{"id": q.id, "nodes": q.nodes, "vendor": q.vendor, "kind": q.kind, "price": _r(q.price, 4),
-                    "price_unit": q.price_unit, "ready": q.ready.isoformat(), "valid_until": q.valid_until.isoformat()}
-                   for q in p.quotes],
+        "option": p.option, "accelerator": p.accelerator, "system": p.system, "mode": p.mode, "offer": p.offer,
+        "vendor": p.vendor,
+        "quotes": [_quote(q, p) for q in p.quotes],
         "nodes": p.nodes, "gpus": p.gpus, "start": p.start.isoformat(), "finish": p.finish.isoformat(),
         "training_days": _r(p.training_days),
         "memory_per_gpu_gb": {"required": _r(p.memory_required_gb), "available": _r(p.memory_available_gb)},
@@ -36,8 +35,24 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
         "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
         "rules_applied": list(p.rules_applied), "warnings": list(p.warnings),
-        **({"accounting": p.accounting} if p.mode == "buy" else {}),
+        **({"after_run": p.after_run} if p.mode == "buy" else {}),
     }
+
+
+def _quote(q: PlanQuote, p: Plan) -> dict[str, Any]:
+    """A used quote: price, fabric, contract, and its dates (ordered; delivered for bought hardware; ready)."""
+    out: dict[str, Any] = {
+        "id": q.id, "nodes": q.nodes, "vendor": q.vendor, "kind": q.kind, "price": _r(q.price, 4),
+        "price_unit": q.price_unit, "fabric": q.fabric, "commit_months": _r(q.commit_months),
+        "ordered": q.ordered.isoformat() if q.ordered else None, "ready": q.ready.isoformat(),
+        "valid_until": q.valid_until.isoformat(), "expected_slip_days": _r(q.expected_slip_days)}
+    if q.mode == "buy":
+        out["delivered"] = q.delivered.isoformat() if q.delivered else None
+        out["wait_days"] = q.wait_days
+    else:
+        out["contract"] = q.contract
+        out["billed_months"] = _r(billed_months(q, p.training_days * 24.0))
+    return out
 
 
 def excluded_dict(e: ExcludedOption) -> dict[str, Any]:
@@ -57,13 +72,32 @@ def result_dict(r: Result) -> dict[str, Any]:
         "quotes_dated_after_as_of": [{"id": q, "quoted_on": d.isoformat()} for q, d in r.not_yet_quoted],
         "warnings": list(r.warnings),
         **({"explanation": r.explanation} if r.explanation is not None else {}),
+        **({"unpriced": r.extra["unpriced"]} if r.extra.get("unpriced") else {}),
+        **({"frontier": [frontier_dict(pt, r.plan, rel) for rel, pt in sorted(r.extra["frontier"].items())
+                         if pt is not None]} if "frontier" in r.extra and r.plan is not None else {}),
     }
+
+
+def frontier_dict(pt: Any, chosen: Plan | None = None, relation: str | None = None) -> dict[str, Any]:
+    """A frontier point: the cheapest plan finishing by its date (answers/frontier.py)."""
+    p = pt.plan
+    out: dict[str, Any] = {"finish": p.finish.isoformat(), "cost_usd": _r(p.total_cost, 0),
+                           "cash_usd": _r(p.total_cash, 0), "option": p.option, "accelerator": p.accelerator,
+                           "offer": p.offer, "nodes": p.nodes, "gpus": p.gpus, "start": p.start.isoformat(),
+                           "within_deadline": pt.within_deadline, "proven": pt.proven,
+                           "quotes": {q.id: q.nodes for q in p.quotes}}
+    if relation is not None:
+        out["relation"] = relation
+    if chosen is not None:
+        out["delta_days"] = (p.finish - chosen.finish).days
+        out["delta_usd"] = _r(p.total_cost - chosen.total_cost, 0)
+    return out
 
 
 def why_not_dict(out: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "target": out["target"], "kind": out["kind"],
                          "status": out["status"]}
-    for key in ("reasons", "explanation", "lines", "break_even"):
+    for key in ("reasons", "explanation", "lines", "break_even", "break_evens"):
         if key in out:
             d[key] = out[key]
     if "plan" in out:
@@ -84,10 +118,15 @@ def snapshot(problem: Problem, result: Result, universe: Universe) -> dict[str, 
     spec = json.loads(problem.spec.model_dump_json(by_alias=True))
     quotes = {q.id: {"system": q.system, "mode": q.mode, "price": q.price, "lead_time_days": q.lead_time_days,
                      "lead_time_p90_days": q.lead_time_p90_days, "max_nodes": q.max_nodes, "min_nodes": q.min_nodes,
-                     "valid_until": q.valid_until.isoformat(), "kind": q.kind}
+                     "valid_until": q.valid_until.isoformat(), "kind": q.kind, "commit_months": q.commit_months,
+                     "contract": q.term, "fabric": q.fabric_id}
               for o in universe.options for q in o.quotes}
     for q in universe.expired:
-        quotes[q.id] = {"system": q.system, "mode": q.mode, "price": q.price, "expired": q.valid_until.isoformat()}
+        quotes[q.id] = {"system": q.system, "mode": q.mode, "price": q.price if q.priced else None,
+                        "expired": q.valid_until.isoformat()}
+    for q in universe.unpriced:
+        quotes[q.id] = {"system": q.system, "mode": q.mode, "price": None, "kind": q.kind,
+                        "lead_time_days": q.lead_time_days, "valid_until": q.valid_until.isoformat()}
     assumptions = json.loads(problem.assumptions.values.model_dump_json())
     catalog = {"accelerators": {k: json.loads(v.model_dump_json(by_alias=True))
                                 for k, v in problem.catalog.accelerators.items()},

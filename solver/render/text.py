@@ -19,11 +19,15 @@ from ..inputs.units import si, usd
 from ..solve.plan import ExcludedOption, Plan, Result
 from .safe import clean
 
-LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "energy": "energy",
-              "porting": "engineering: porting", "operations": "engineering: operations",
-              "failure_rework": "risk: failure rework", "delivery_slip": "risk: delivery slip (p90-p50)",
+LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "resale_credit": "resale after the run",
+              "capital": "cost of capital", "support": "support contracts", "facility": "facility (hall)",
+              "energy": "energy", "porting": "engineering: porting", "operations": "engineering: operations",
+              "failure_rework": "risk: failure rework", "delivery_slip": "risk: delivery slip (expected)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
               "rules": "rules"}
+AFTER_RUN_TEXT = {"resell": "held from delivery to the end of the run, then sold at its resale value",
+                  "reuse": "held from delivery to the end of the run, charged straight-line depreciation for that time",
+                  "idle": "written off in full (policy.after_run: idle)"}
 REASON_WIDTH = 100
 """Widest reason cell of the exclusion table (the table stays inside ~130 columns)."""
 MAX_LISTED = 6
@@ -52,7 +56,18 @@ def _quote_text(p: Plan) -> list[str]:
     for q in p.quotes:
         price = f"${q.price:,.2f}/GPU-h" if q.mode == "cloud" else (
             f"{usd(q.price)}/node-month" if q.mode == "managed" else f"{usd(q.price)}/node")
-        out.append(f"{q.id} x{q.nodes} ({q.vendor}, {price}, {q.kind}, ready {q.ready})")
+        if q.mode == "buy":
+            when = f"order {q.ordered}, delivered {q.delivered}, ready {q.ready}"
+            if q.wait_days:
+                when += f", waits {plural(q.wait_days, 'day')}"
+        else:
+            contract = (q.contract or "on_demand").replace("_", "-")
+            if q.commit_months > 0:
+                used = p.training_days * 24.0 / 730.0
+                contract += (f", committed {q.commit_months:g} months billed in full, used {used:.1f}"
+                             if q.commit_months > used else f", committed {q.commit_months:g} months, used {used:.1f}")
+            when = f"{contract}, ready {q.ready}"
+        out.append(f"{q.id} x{q.nodes} ({q.vendor}, {price}, {q.kind}, {when})")
     return out
 
 
@@ -76,9 +91,11 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (what this run consumes); "
                  f"cash {usd(p.total_cash)} (what is paid){bud}")
     if p.mode == "buy":
-        basis = ("straight-line depreciation over the holding period (delivery to finish)"
-                 if p.accounting == "depreciation" else "full capex")
-        lines.append(f"  basis         bought hardware charged as {basis} (policy.accounting)")
+        lines.append(f"  owning        bought hardware {AFTER_RUN_TEXT[p.after_run]}; capital, support and the hall "
+                     "are charged for the time held (policy.after_run)")
+    fabrics = sorted({q.fabric for q in p.quotes})
+    if len(fabrics) > 1:
+        lines.append(f"  fabric        nodes on {len(fabrics)} fabrics: {', '.join(fabrics)} (policy.max_fabrics)")
     rows = []
     for name, v in p.lines.cost.items():
         cash = p.lines.cash.get(name)
@@ -94,6 +111,60 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     return clean("\n".join(lines))
 
 
+def frontier_lines(r: Result, deadline: date | None) -> str:
+    """The chosen plan's neighbours on the time–cost frontier, one line each (empty when there are none)."""
+    near = r.extra.get("frontier") or {}
+    chosen = r.plan
+    if chosen is None:
+        return ""
+    lines = []
+    for label, key in (("faster", "faster"), ("cheaper", "cheaper")):
+        pt = near.get(key)
+        if pt is None:
+            continue
+        p = pt.plan
+        days = (p.finish - chosen.finish).days
+        delta = p.total_cost - chosen.total_cost
+        when = f"{abs(days)} day{'s' if abs(days) != 1 else ''} {'earlier' if days < 0 else 'later'}"
+        late = " (after your deadline)" if deadline is not None and p.finish > deadline else ""
+        sign = "+" if delta >= 0 else "-"
+        lines.append(f"  {label:<13} finish {p.finish}, {when}{late}, for {sign}{usd(abs(delta))} "
+                     f"({delta / chosen.total_cost:+.1%}): {p.accelerator} · {p.system} · {p.offer or p.mode}, "
+                     f"{plural(p.nodes, 'node')}" + ("" if pt.proven else " [not proven: time limit]"))
+    return clean("\n" + "\n".join(lines)) if lines else ""
+
+
+def unpriced_lines(r: Result) -> list[str]:
+    """One line per unpriced quote: its break-even price, or why no price can make it the plan."""
+    out = []
+    for be in r.extra.get("unpriced", []):
+        head = f"{be['quote']} ({be['system']}, {be['mode']}, ready {be.get('ready') or '?'}): "
+        if be.get("price") is not None:
+            unit = be["unit"].replace("usd ", "")
+            money = f"${be['price']:,.2f}" if be["mode"] == "cloud" else usd(be["price"])
+            out.append(head + f"chosen at {money} {unit} or less")
+        elif be.get("reasons"):
+            out.append(head + "no price wins: " + "; ".join(be["reasons"]) +
+                       ("" if be.get("proven", True) else " [not proven minimal: time limit]"))
+        else:
+            out.append(head + be.get("note", ""))
+    return [clean(x) for x in out]
+
+
+def render_frontier(points: Sequence[Any], deadline: date | None, fmt: str = "simple") -> str:
+    """`plan frontier`: one row per proven point, fastest first."""
+    rows = []
+    for pt in points:
+        p = pt.plan
+        rows.append([str(p.finish), usd(p.total_cost), usd(p.total_cash), p.accelerator, p.offer or p.mode, p.system,
+                     p.nodes, p.gpus, str(p.start), "" if pt.within_deadline else "after deadline",
+                     "" if pt.proven else "not proven"])
+    head = ["finish", "cost", "cash", "accelerator", "mode", "system", "nodes", "GPUs", "start", "", ""]
+    title = ("Time-cost frontier: each row is the cheapest plan that finishes by its date (proven optimal), "
+             "fastest first" + (f"; your deadline is {deadline}" if deadline else "") + ":")
+    return clean(title + "\n" + tabulate(rows, headers=head, tablefmt=fmt)) + "\n"
+
+
 def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
     rows = []
     entries = ([(r.plan, 0.0, True)] if r.plan else []) + [(a.plan, a.delta_usd, False) for a in r.alternatives]
@@ -101,9 +172,9 @@ def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> 
         entries = entries[: max(1, top)]
     for p, delta, chosen in entries:
         est = "*" if any(q.kind == "estimate" for q in p.quotes) else ""
-        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.mode, p.system + est, p.nodes, p.gpus,
+        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.system + est, p.nodes, p.gpus,
                      str(p.start), str(p.finish), f"{p.training_days:.0f}", usd(p.total_cost),
-                     "" if chosen else f"+{usd(delta)}", usd(p.total_cash)])
+                     "" if chosen else ("+" if delta >= 0 else "-") + usd(abs(delta)), usd(p.total_cash)])
     return clean(tabulate(rows, headers=["", "accelerator", "mode", "system", "nodes", "GPUs", "start", "finish",
                                          "days", "cost", "delta", "cash"], tablefmt=fmt))
 
@@ -140,7 +211,7 @@ def excluded_rows(r: Result, modes_allowed: Sequence[str] | None, verbose: bool)
     for e in r.excluded:
         mode = e.mode or "-"
         text = e.reasons[0].text if e.reasons else ""
-        if e.mode and modes_allowed is not None and e.mode not in modes_allowed and (
+        if e.mode and modes_allowed is not None and e.mode.split("-")[0] not in modes_allowed and (
                 [x.group for x in e.reasons] == ["policy.modes"] or (e.system and text.startswith("no site"))):
             whole_mode.setdefault(e.mode, ("policy.modes (mode not allowed)", []))[1].append(e.accelerator)
         elif e.system and text.startswith("no site"):
@@ -195,12 +266,19 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
                       [status_line(r), ""])
     if r.plan:
         block = plan_block(r.plan, deadline, budget, applies_to)
+        block += frontier_lines(r, deadline)
         out += (["## Chosen plan", "", "```", block, "```", ""] if markdown else [block, ""])
     if warnings:
         out += (["## Warnings", ""] + [f"- {clean(w)}" for w in warnings] + [""] if markdown else
                 ["WARNINGS"] + [f"  ! {clean(w)}" for w in warnings] + [""])
+    unpriced = unpriced_lines(r)
+    if unpriced:
+        out += (["## Hardware without a price yet", ""] + [f"- {x}" for x in unpriced] + [""] if markdown else
+                ["Hardware without a price yet (the price at which it would become the plan):"]
+                + [f"  {x}" for x in unpriced] + [""])
     if r.plan or r.alternatives:
-        title = "Best plan for each accelerator and mode that can work (* = rests on an estimated price):"
+        title = ("Best plan for each accelerator and way to get it (buy, cloud on demand, reserved, spot, managed) "
+                 "that can work (* = rests on an estimated price):")
         out += (["## Candidates", "", candidates_table(r, fmt, top), ""] if markdown else
                 [title, candidates_table(r, fmt, top), ""])
     if r.explanation:
@@ -302,6 +380,12 @@ def render_why_not(out: dict[str, Any], verbose: bool = False) -> str:
     st = out["status"]
     if st == "excluded":
         return clean(f"{t}: cannot be chosen.\n" + "".join(f"  - {r}\n" for r in out["reasons"]))
+    if st == "unpriced":
+        fake = Result(status="optimal", plan=None, alternatives=(), excluded=(), objective=None, bound=None,
+                      solve_seconds=0.0, warnings=(), problem_name="", as_of=date.today(), as_of_defaulted=False,
+                      unit=1, extra={"unpriced": out.get("break_evens") or [out["break_even"]]})
+        return clean(f"{t} has no price yet; the price at which it would become the plan:\n"
+                     + "".join(f"  {x}\n" for x in unpriced_lines(fake)))
     if st == "infeasible":
         return render_explanation(out["explanation"], verbose) + "\n"
     p: Any = out.get("plan")

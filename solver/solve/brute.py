@@ -2,8 +2,9 @@
 
 Used by tests (the CP-SAT optimum must equal this on small problems) and by `bench/` (side-by-side timing).
 It enumerates every workable point and every split of its nodes over the option's quotes, evaluates every
-group directly, takes the earliest feasible start, and scores with the same integer money rules as the model
-(each term rounded up to the money unit). It shares the per-point estimates with the model — the question it
+group directly (one fabric per job included), takes the earliest feasible start, prices delivery slip and waiting
+hardware at that start, and scores with the same integer money rules as the model (each term rounded up to the
+money unit). It shares the per-point estimates with the model — the question it
 answers is "did CP-SAT find the optimum over these options?", not "are the estimates right".
 """
 
@@ -14,7 +15,6 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..estimate.cost import slip_premium
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
@@ -22,6 +22,8 @@ from ..inputs.rules import delay_days, matches_attrs, matches_point, names_quote
 from ..inputs.spec import Comparison, CostObjective
 from ..model.money import floor_units, units
 from ..model.objective import finish_weight
+from ..model.screening import preemptible_forbidden
+from ..model.timing import slip_units, timing, wait_of, wait_units
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
         return None
     if any(alloc[q] > quotes[q].max_nodes for q in alloc):
         return None
+    if len({quotes[q].fabric_id for q in alloc}) > spec.policy.max_fabrics:
+        return None
     if len(o.quotes) == 1:
         q = o.quotes[0]
         if pt.n < q.min_nodes:
@@ -81,8 +85,6 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
     else:
         cost = units(pt.fixed.total_cost, unit) + sum(k * units(pt.per_node.cost(q), unit) for q, k in alloc.items())
         cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node.cash(q), unit) for q, k in alloc.items())
-    cost += max((units(slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money), unit)
-                 for q in alloc), default=0)
     delay = 0
     for rule in spec.rules:
         when, then = rule.when, rule.then
@@ -104,6 +106,16 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
     start = max([o.ready_day] + [option_quote_ready(quotes[q], o, a) for q in alloc]) + delay
     if spec.schedule.earliest_start is not None:
         start = max(start, u.earliest_day)
+    timings = {qid: timing(problem, o, quotes[qid]) for qid in alloc}
+    if a.money.delay_cost_usd_per_day > 0:
+        cost += max(slip_units(problem, timings[qid], start, delay, unit) for qid in alloc)
+    for qid, k in alloc.items():
+        w = wait_of(timings[qid], start)
+        if w > 0:
+            wc, wk = wait_units(pt, timings[qid], w, unit, len(o.quotes) == 1)
+            mult = 1 if len(o.quotes) == 1 else k
+            cost += wc * mult
+            cash += wk * mult
     finish = start + pt.days
     if u.deadline_day is not None and finish > u.deadline_day:
         return None
@@ -152,7 +164,7 @@ def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int
     """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
     o = pt.option
     site = problem.spec.site
-    if not _option_allowed(o, problem) or not pt.workable or not pt.fits:
+    if not _option_allowed(o, problem) or not pt.workable or not pt.fits or preemptible_forbidden(problem.spec, pt):
         return None
     if o.mode == "buy":
         assert site is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from statistics import NormalDist
 
 from ..errors import PlanCheckError
 from ..estimate.compute import TimeEstimate, estimate_time, training_flops, utilisation
@@ -27,6 +28,7 @@ from .plan import Plan
 HOURS_PER_YEAR = 8760.0
 RISK = ("delivery_slip", "consumer_risk", "estimate_price")
 """Cost lines that are premiums, not payments: never part of cash."""
+_N = NormalDist()
 
 
 def _close(a: float, b: float, rel: float = 1e-6) -> bool:
@@ -46,33 +48,66 @@ class _Ledger:
             self.cash[name] = self.cash.get(name, 0.0) + (cost if cash is None else cash)
 
 
-def _buy(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, problem: Problem,
+def _resale(age_years: float, curve: dict[float, float]) -> float:
+    """The resale curve read at an age: straight between its points, flat beyond the last."""
+    ages = sorted(curve)
+    if age_years >= ages[-1]:
+        return curve[ages[-1]]
+    hi = next(a for a in ages if a >= age_years)
+    if hi == ages[0]:
+        return curve[hi]
+    lo = ages[ages.index(hi) - 1]
+    return curve[lo] + (curve[hi] - curve[lo]) * (age_years - lo) / (hi - lo)
+
+
+def _buy(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, wait: int, problem: Problem,
          accel: Accelerator, system: System) -> None:
-    """k nodes bought from quote q: capex charged as straight-line depreciation of the time held (install plus
-    training) down to the residual value, or in full; energy at the site's tariff; risk premiums on top."""
+    """k nodes bought from quote q and held from delivery: install, `wait` days, the run. Their value lost by the
+    end (resold at the curve's value for that age, depreciated straight-line for reuse, written off when idle),
+    capital, support and hall for the time held, energy for the run; risk premiums on top."""
     a, spec = problem.assumptions.values, problem.spec
     m = a.money
     site = spec.site
     assert site is not None
     capex = q.price * k
     extra = m.storage_capex_fraction + (m.network_capex_fraction if nodes > 1 else 0.0)
-    install_hours = a.install_days[accel.cls] * 24.0  # type: ignore[index]
+    cluster = capex * (1 + extra)
+    before = (a.install_days[accel.cls] + wait) * 24.0  # type: ignore[index]
+    after = spec.policy.after_run
 
-    def share(hours: float) -> float:
-        if spec.policy.accounting == "full_capex":
+    def lost(hours: float) -> float:
+        """Fraction of the hardware's value gone after holding it `hours`."""
+        if after == "idle":
             return 1.0
-        return min(1.0, (install_hours + hours) / (m.depreciation_years * HOURS_PER_YEAR)) * (1 - m.residual_fraction)
+        if after == "reuse":
+            return min(1.0, (before + hours) / (m.depreciation_years * HOURS_PER_YEAR)) * (1 - m.residual_fraction)
+        return 1.0 - _resale((before + hours) / HOURS_PER_YEAR, m.resale_value_by_age_years)
 
-    led.charge("compute", capex * share(ideal), cash=capex)
-    led.charge("network_storage", capex * extra * share(ideal), cash=capex * extra)
-    led.charge("failure_rework", capex * (1 + extra) * (share(wall) - share(ideal)), cash=0.0)
+    if after == "resell":
+        led.charge("compute", capex, cash=capex)
+        led.charge("network_storage", capex * extra, cash=capex * extra)
+        led.charge("resale_credit", cluster * (lost(ideal) - 1.0), cash=0.0)
+    else:
+        led.charge("compute", capex * lost(ideal), cash=capex)
+        led.charge("network_storage", capex * extra * lost(ideal), cash=capex * extra)
+    led.charge("failure_rework", cluster * (lost(wall) - lost(ideal)), cash=0.0)
+    capital = cluster * m.cost_of_capital_pct_per_year / 100.0
+    support = cluster * m.support_pct_per_year / 100.0
+    colo = site.colocation_usd_per_kw_month
+    hall = float(system.node_kw.value) * k * (colo if colo is not None else m.facility_usd_per_kw_month) * 12.0
+    for name, per_year, paid in (("capital", capital, False), ("support", support, True),
+                                 ("facility", hall, colo is not None)):
+        held, extra_h = (before + ideal) / HOURS_PER_YEAR * per_year, (wall - ideal) / HOURS_PER_YEAR * per_year
+        led.charge(name, held, cash=held if paid else 0.0)
+        led.charge("failure_rework", extra_h, cash=extra_h if paid else 0.0)
     kw_at_meter = float(system.node_kw.value) * k * site.pue
     led.charge("energy", kw_at_meter * ideal * site.electricity_usd_per_kwh)
     led.charge("failure_rework", kw_at_meter * (wall - ideal) * site.electricity_usd_per_kwh)
     if accel.cls == "consumer":
-        led.charge("consumer_risk", capex * share(wall) * m.consumer_risk_pct / 100.0)
+        led.charge("consumer_risk", capex * lost(wall) * m.consumer_risk_pct / 100.0)
     if q.kind == "estimate":
-        led.charge("estimate_price", capex * (1 + extra) * share(wall) * m.estimate_price_risk_pct / 100.0)
+        driven = cluster * lost(wall) + (capital + support) * (before + wall) / HOURS_PER_YEAR
+        led.charge("estimate_price", driven * m.estimate_price_risk_pct / 100.0)
 
 
 def _rented(led: _Ledger, q: Quote, k: int, ideal: float, wall: float, problem: Problem, system: System) -> None:
@@ -93,6 +128,59 @@ def _rented(led: _Ledger, q: Quote, k: int, ideal: float, wall: float, problem: 
         led.charge("estimate_price", billed_wall * m.estimate_price_risk_pct / 100.0)
 
 
+def _late_days(p50: float, p90: float | None, allowance: float, cap_q: float) -> float:
+    """E[max(0, min(L, c) − allowance)] for L lognormal with median p50 and 90th percentile p90 (certain without a
+    spread), capped at its `cap_q` quantile c: the textbook partial expectation E[L·1(L>B)] − B·P(L>B) =
+    e^(μ+σ²/2)·Φ((μ+σ²−ln B)/σ) − B·Φ((μ−ln B)/σ), taken at B = allowance minus the same at B = c."""
+    if p90 is None or p90 <= p50 or p50 <= 0:
+        return max(0.0, p50 - allowance)
+    mu, sigma = math.log(p50), (math.log(p90) - math.log(p50)) / _N.inv_cdf(0.9)
+
+    def partial(b: float) -> float:
+        if b <= 0:
+            return math.exp(mu + sigma ** 2 / 2) - b
+        ln_b = math.log(b)
+        return (math.exp(mu + sigma ** 2 / 2) * _N.cdf((mu + sigma ** 2 - ln_b) / sigma)
+                - b * _N.cdf((mu - ln_b) / sigma))
+
+    if cap_q >= 1:
+        return max(0.0, partial(allowance))
+    cap = math.exp(mu + sigma * _N.inv_cdf(cap_q))
+    return max(0.0, partial(allowance) - partial(cap)) if allowance < cap else 0.0
+
+
+def _schedule(problem: Problem, plan: Plan, accel: Accelerator, system: System, days: int) -> tuple[int, int]:
+    """(planned start day, rule delay): the latest of the earliest start, porting/availability and every used
+    quote's order-to-ready time, after the rules' delays."""
+    spec, a = problem.spec, problem.assumptions.values
+    porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
+    need = max(0, math.ceil(porting.delay_days), (accel.available_from.value - problem.as_of).days)
+    install = a.install_days[accel.cls] if plan.mode == "buy" else 0.0  # type: ignore[index]
+    for pq in plan.quotes:
+        need = max(need, math.ceil(problem.catalog.quotes[pq.id].lead_days(a.confidence) + install))
+    delay = sum(delay_days(then) for rule, then in adjustments(spec.rules, _attrs(accel, system, plan.mode),
+                                                               plan.gpus, plan.nodes, days, plan.power_kw)
+                if names_quote(rule, plan.allocation))
+    earliest = (spec.schedule.earliest_start - problem.as_of).days if spec.schedule.earliest_start else 0
+    return max(earliest, need + delay), delay
+
+
+def _timing(problem: Problem, q: Quote, accel: Accelerator, start: int, delay: int) -> tuple[int, float]:
+    """(days the quote's hardware waits for the start, expected slip days past the start): rented capacity is
+    requested when the rules' delays are over; bought hardware is ordered just in time, or on its quote's last
+    valid day when that comes first, and then waits."""
+    a = problem.assumptions.values
+    lead = q.lead_days(a.confidence)
+    if q.mode != "buy":
+        return 0, _late_days(q.lead_time_days, q.lead_time_p90_days, start - delay, a.lead_time_cap_quantile)
+    install = a.install_days[accel.cls]  # type: ignore[index]
+    jit = start - math.ceil(lead + install)
+    last = (q.valid_until - problem.as_of).days
+    order = jit if last < 0 else min(last, jit)
+    return start - math.ceil(lead + install) - order, _late_days(q.lead_time_days, q.lead_time_p90_days,
+                                                                 start - order - install, a.lead_time_cap_quantile)
+
+
 def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator,
                    system: System) -> tuple[dict[str, float], dict[str, float]]:
     """Every cost and cash line of the plan, from catalog fields and assumptions (see module docstring)."""
@@ -100,22 +188,27 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
     m = a.money
     led = _Ledger()
     ideal, wall = t.ideal_hours, t.wall_hours
+    start, delay = _schedule(problem, plan, accel, system, _days(t))
+    before = _Ledger()
+    slip = 0.0
     for pq in plan.quotes:
         q = problem.catalog.quotes[pq.id]
+        wait, late = _timing(problem, q, accel, start, delay)
+        slip = max(slip, late * m.delay_cost_usd_per_day)
         if plan.mode == "buy":
-            _buy(led, q, pq.nodes, plan.nodes, ideal, wall, problem, accel, system)
+            _buy(led, q, pq.nodes, plan.nodes, ideal, wall, wait, problem, accel, system)
+            _buy(before, q, pq.nodes, plan.nodes, ideal, wall, 0, problem, accel, system)
         else:
             _rented(led, q, pq.nodes, ideal, wall, problem, system)
+            _rented(before, q, pq.nodes, ideal, wall, problem, system)
     porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
-    led.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
     fte = m.ops_fte[plan.mode]  # type: ignore[index]
     engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
-    led.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
-               / (HOURS_PER_YEAR / 12.0))
-    slip = max((max(0.0, q.lead_time_p90_days - q.lead_time_days) * m.delay_cost_usd_per_day
-                for q in (problem.catalog.quotes[pq.id] for pq in plan.quotes) if q.lead_time_p90_days is not None),
-               default=0.0)
-    base_for_pct = sum(led.cost.values())
+    for ledger in (led, before):
+        ledger.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
+        ledger.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
+                      / (HOURS_PER_YEAR / 12.0))
+    base_for_pct = sum(before.cost.values())  # a rule's add_pct applies to the lines before delivery timing
     if slip:
         led.charge("delivery_slip", slip)
     attrs = _attrs(accel, system, plan.mode)
@@ -152,7 +245,8 @@ def _time(problem: Problem, universe: Universe, plan: Plan, accel: Accelerator, 
     ckpt = adapter_params(shape, w.lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") else w.params
     t = estimate_time(a=a, flops=flops, gpus=plan.gpus, nodes=plan.nodes, per_node=system.per_node,
                       network=system.network, peak_tflops=accel.peak_tflops(w.precision), util=util,
-                      accel_class=accel.cls, checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt)
+                      accel_class=accel.cls, checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt,
+                      preemptible=any(problem.catalog.quotes[pq.id].contract == "spot" for pq in plan.quotes))
     if t is None:
         raise PlanCheckError(f"plan check: {plan.option} x{plan.nodes} is unworkable (failures eat the run)")
     return t
@@ -193,24 +287,18 @@ def _memory(problem: Problem, universe: Universe, plan: Plan, accel: Accelerator
 
 
 def _calendar(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System) -> list[str]:
-    spec, a = problem.spec, problem.assumptions.values
+    spec = problem.spec
     bad = []
     days = _days(t)
     if not _close(t.wall_hours, plan.training_days * 24.0):
         bad.append(f"training time {plan.training_days:.3f} d differs from recomputed {t.days:.3f} d")
     if (plan.finish - plan.start).days != days:
         bad.append(f"finish - start = {(plan.finish - plan.start).days} d, expected {days}")
-    porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
-    need = max(0, math.ceil(porting.delay_days), (accel.available_from.value - problem.as_of).days)
-    install = a.install_days[accel.cls] if plan.mode == "buy" else 0.0  # type: ignore[index]
-    for pq in plan.quotes:
-        need = max(need, math.ceil(problem.catalog.quotes[pq.id].lead_days(a.confidence) + install))
-    delays = sum(delay_days(then) for rule, then in adjustments(spec.rules, _attrs(accel, system, plan.mode),
-                                                                plan.gpus, plan.nodes, days, plan.power_kw)
-                 if names_quote(rule, plan.allocation))
+    start, delay = _schedule(problem, plan, accel, system, days)
     start_day = (plan.start - problem.as_of).days
-    if start_day < need + delays:
-        bad.append(f"start day {start_day} is before hardware/porting readiness {need} plus rule delays {delays}")
+    if start_day != start:
+        bad.append(f"start day {start_day} is not the planned start {start} (the latest of earliest start, "
+                   f"readiness and rule delays {delay})")
     if spec.schedule.earliest_start and plan.start < spec.schedule.earliest_start:
         bad.append(f"schedule.earliest_start: starts {plan.start} before {spec.schedule.earliest_start}")
     if spec.schedule.deadline and plan.finish > spec.schedule.deadline:
@@ -241,6 +329,16 @@ def _policy_and_rules(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acce
     spec = problem.spec
     attrs = _attrs(accel, system, plan.mode)
     bad = policy_breaches(spec, attrs, ())
+    quotes = [problem.catalog.quotes[pq.id] for pq in plan.quotes]
+    fabrics = {"site" if q.mode == "buy" else (q.fabric or "quote:" + q.id) for q in quotes}
+    if len(fabrics) > spec.policy.max_fabrics:
+        bad.append(f"policy.max_fabrics: the nodes come from {len(fabrics)} fabrics ({', '.join(sorted(fabrics))})")
+    spot = any(q.contract == "spot" for q in quotes)
+    if spot and plan.nodes > 1 and spec.workload.method in ("pretrain", "continued_pretrain") \
+            and not spec.policy.allow_preemptible:
+        bad.append("policy.allow_preemptible: spot capacity for multi-node pretraining")
+    if spot and not all(q.contract == "spot" for q in quotes):
+        bad.append("spot and non-spot capacity mixed in one job")
     if not spec.policy.allow_estimates and any(problem.catalog.quotes[q.id].kind == "estimate" for q in plan.quotes):
         bad.append("policy.allow_estimates: the plan uses an estimated price")
     days = _days(t)

@@ -95,16 +95,19 @@ class Context:
 
 @collect.paused()
 def prepare(problem: Problem, settings: SolveSettings | None = None, *, estimates: EstimateCache | None = None,
-            only_pairs: set[str] | None = None, unit: int | None = None, engine: Engine | None = None) -> Context:
+            only_pairs: set[str] | None = None, unit: int | None = None, engine: Engine | None = None,
+            universe: Universe | None = None) -> Context:
     """Estimate every point of the problem and set up screening, bounds and the engine.
 
     `estimates` shares memory/time estimates between re-priced problems; `only_pairs` builds only some pairs;
     `unit` fixes the money unit (a re-priced problem is compared with the original at the original's unit);
-    `engine` reuses the command's engine."""
+    `engine` reuses the command's engine; `universe` is one already built for a problem whose points are the same
+    (only its schedule differs: the points do not depend on the deadline)."""
     settings = settings or SolveSettings()
     estimates = shared_estimates(problem) if estimates is None else estimates
-    universe = build_universe(problem, allow_expired=settings.allow_expired, only_pairs=only_pairs,
-                              estimates=estimates)
+    if universe is None:
+        universe = build_universe(problem, allow_expired=settings.allow_expired, only_pairs=only_pairs,
+                                  estimates=estimates)
     unit = unit or money_unit(universe)
     screen = Screen(problem, universe)
     log.info("estimated %d options, %d points", len(universe.options), sum(len(o.points) for o in universe.options))
@@ -290,9 +293,9 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
         warnings.append("time limit reached before optimality was proven for: " + ", ".join(p for p, _ in unproven))
     if settings.cross_check:
         _cross_check(ctx, status, best)
-    alternatives = sorted((Alternative(p, p.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
-                           for _, _, p in solved[1:]),
-                          key=lambda al: (al.plan.total_cost, al.plan.finish, al.plan.option))
+    # Runners-up in the order of the objective (cost for `cost`, finish for `time`), as the solve ranks pairs.
+    alternatives = tuple(Alternative(p, p.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
+                         for _, _, p in solved[1:])
     if best_plan is not None:
         warnings.extend(best_plan.warnings)
     excluded = [ExcludedOption(e.accelerator, e.mode, e.system, (Reason(e.reason),))

@@ -3,9 +3,10 @@ exclusions, solver status).
 
 A plan's dollar lines are computed exactly from the point's estimates, not read back from the integer model, so
 the report never shows rounding artefacts; the model's (rounded-up) cost is kept beside them for the checker.
-**Cost** is what this run consumes (depreciation of bought hardware over the time it is held, bills, energy,
-engineering, risk premiums): the objective. **Cash** is what is paid or committed (bought hardware in full, bills,
-energy, engineering; no risk premium): what a cash budget limits.
+**Cost** is what this run consumes (the value bought hardware loses while held, and the capital, hall and support
+it ties up; bills; energy; engineering; risk premiums): the objective. **Cash** is what is paid or committed (bought
+hardware in full, support, colocation rent, bills, energy, engineering; no premium, no resale proceeds): what a cash
+budget limits (estimate/cost.py).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from ..estimate.cost import LINE_ORDER, Lines, slip_premium
-from ..estimate.options import Point, Universe, option_quote_ready
-from ..inputs.catalog import PRICE_UNITS
+from ..estimate.cost import HOURS_PER_MONTH, LINE_ORDER, Lines
+from ..estimate.delivery import expected_excess_days, install_days, order_by_day, order_day, quote_slip, \
+    ready_offset, wait_days
+from ..estimate.options import Point, Universe
+from ..inputs.catalog import PRICE_UNITS, Quote
 from ..inputs.problem import Problem
-from ..inputs.rules import adjustments, names_quote
+from ..inputs.rules import adjustments, delay_days, names_quote
 from ..model.decode import Decision
 
 
@@ -33,9 +36,21 @@ class PlanQuote:
     price: float
     price_unit: str
     lead_time_days: float
+    """The lead time the schedule uses (at `assumptions.confidence`)."""
     ready: date
+    """When the capacity is usable (bought: delivered and installed)."""
     valid_until: date
     source: str
+    fabric: str = ""
+    contract: str | None = None
+    commit_months: float = 0.0
+    ordered: date | None = None
+    delivered: date | None = None
+    """Bought hardware: the planned delivery (installation follows)."""
+    wait_days: int = 0
+    """Bought hardware: days it is ready before the start because the quote had to be ordered by valid_until."""
+    expected_slip_days: float = 0.0
+    """Expected days by which late delivery pushes the start (lognormal lead time, `delivery.py`)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +82,9 @@ class Plan:
     unit: int
     rules_applied: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-    accounting: str = "depreciation"
+    after_run: str = "resell"
+    offer: str = ""
+    """buy, cloud (on demand), cloud-reserved, cloud-spot or managed (`Option.offer`)."""
 
     @property
     def total_cost(self) -> float:
@@ -79,7 +96,7 @@ class Plan:
 
     @property
     def pair(self) -> str:
-        return f"{self.accelerator}/{self.mode}"
+        return f"{self.accelerator}/{self.offer or self.mode}"
 
     @property
     def allocation(self) -> dict[str, int]:
@@ -102,18 +119,44 @@ def rule_lines(problem: Problem, pt: Point, alloc: dict[str, int], base_cost: fl
     return cost_add, cash_add, names
 
 
-def plan_lines(problem: Problem, pt: Point, alloc: dict[str, int]) -> tuple[Lines, list[str]]:
-    """Exact dollar lines of a point with a quote allocation (fixed + per node + slip + rules), in report order."""
+def rule_delay(problem: Problem, pt: Point, alloc: dict[str, int]) -> int:
+    """Days the rules that apply to a plan delay its start (they add up)."""
+    return sum(delay_days(then) for rule, then in adjustments(problem.spec.rules, pt.option.attrs, pt.gpus, pt.n,
+                                                               pt.days, pt.power_kw) if names_quote(rule, alloc))
+
+
+def planned_start(problem: Problem, pt: Point, alloc: dict[str, int]) -> int:
+    """The day a plan starts: the latest of the earliest start, the option's readiness and every used quote's,
+    each after the rules' delays (`delivery.py`)."""
     a = problem.assumptions.values
-    lines = pt.fixed
+    delay = rule_delay(problem, pt, alloc)
     quotes = {q.id: q for q in pt.option.quotes}
+    earliest = (problem.earliest_start - problem.as_of).days if problem.spec.schedule.earliest_start else 0
+    offsets = [ready_offset(quotes[qid], pt.option.accel.cls, a) for qid in alloc]
+    return max([earliest, pt.option.ready_day + delay] + [r + delay for r in offsets])
+
+
+def plan_lines(problem: Problem, pt: Point, alloc: dict[str, int],
+               start_day: int | None = None) -> tuple[Lines, list[str]]:
+    """Exact dollar lines of a point with a quote allocation, planned to start on `start_day` (default: its planned
+    start): fixed + per node (with any wait of bought hardware) + slip + rules, in report order. A rule's add_pct
+    applies to the lines before delivery timing (no slip, no waiting)."""
+    a = problem.assumptions.values
+    start = planned_start(problem, pt, alloc) if start_day is None else start_day
+    delay = rule_delay(problem, pt, alloc)
+    quotes = {q.id: q for q in pt.option.quotes}
+    base = pt.fixed
+    lines = pt.fixed
+    slip = 0.0
     for qid, k in sorted(alloc.items()):
-        lines = lines.merged(pt.per_node[qid].scaled(k))
-    slip = max((slip_premium(quotes[q].lead_time_days, quotes[q].lead_time_p90_days, a.money) for q in alloc),
-               default=0.0)
+        q = quotes[qid]
+        base = base.merged(pt.per_node[qid].scaled(k))
+        waited = wait_days(q, start, ready_offset(q, pt.option.accel.cls, a), order_by_day(q, problem.as_of))
+        lines = lines.merged(pt.per_node.waited_lines(qid, waited).scaled(k))
+        slip = max(slip, quote_slip(q, pt.option.accel.cls, a, a.money, start, delay, order_by_day(q, problem.as_of)))
     if slip:
         lines = lines.merged(Lines({"delivery_slip": slip}, {}))
-    cost_add, cash_add, names = rule_lines(problem, pt, alloc, lines.total_cost - slip)
+    cost_add, cash_add, names = rule_lines(problem, pt, alloc, base.total_cost)
     if cost_add or cash_add:
         lines = lines.merged(Lines({"rules": cost_add}, {"rules": cash_add}))
     ordered = Lines({k: lines.cost[k] for k in LINE_ORDER if k in lines.cost},
@@ -133,13 +176,12 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> P
     pt = find_point(universe, d.option, d.nodes)
     assert pt is not None and pt.time is not None, f"decision {d} is not a workable point"
     o = pt.option
-    a = problem.assumptions.values
     as_of = problem.as_of
     alloc = d.quotes
-    lines, names = plan_lines(problem, pt, alloc)
-    quotes = tuple(PlanQuote(q.id, alloc[q.id], q.vendor, q.kind, q.mode, q.price, PRICE_UNITS[q.mode],
-                             q.lead_days(a.confidence), as_of + timedelta(days=option_quote_ready(q, o, a)),
-                             q.valid_until, q.source)
+    planned = d.planned_day if d.planned_day is not None else d.start_day
+    lines, names = plan_lines(problem, pt, alloc, planned)
+    delay = rule_delay(problem, pt, alloc)
+    quotes = tuple(_plan_quote(problem, pt, q, alloc[q.id], planned, delay)
                    for q in o.quotes if alloc.get(q.id, 0) > 0)
     start = as_of + timedelta(days=d.start_day)
     t = pt.time
@@ -151,11 +193,40 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> P
         racks=pt.racks_with_power if o.mode == "buy" else None, utilisation=t.utilisation, efficiency=t.efficiency,
         flops=t.flops, gpu_hours=t.wall_hours * pt.gpus, interruptions=t.interruptions, lines=lines,
         model_cost_units=d.cost_units, unit=unit, rules_applied=tuple(names),
-        warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, start)),
-        accounting=problem.spec.policy.accounting)
+        warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, t.wall_hours)),
+        after_run=problem.spec.policy.after_run, offer=o.offer)
 
 
-def _warnings(quotes: tuple[PlanQuote, ...], mode: str, cls: str, as_of: date, start: date) -> list[str]:
+def _plan_quote(problem: Problem, pt: Point, q: Quote, nodes: int, planned: int, delay: int) -> PlanQuote:
+    """A used quote with its dates: ordered, delivered (bought), ready, and how long it waits or may slip."""
+    a = problem.assumptions.values
+    as_of = problem.as_of
+    cls = pt.option.accel.cls
+    offset = ready_offset(q, cls, a)
+    order_by = order_by_day(q, as_of)
+    ordered = order_day(q, planned, delay, offset, order_by)
+    inst = install_days(q.mode, cls, a)
+    allowance = planned - ordered - inst
+    return PlanQuote(
+        q.id, nodes, q.vendor, q.kind, q.mode, q.price, PRICE_UNITS[q.mode], q.lead_days(a.confidence),
+        as_of + timedelta(days=ordered + offset), q.valid_until, q.source, fabric=q.fabric_id, contract=q.term,
+        commit_months=q.commit_months, ordered=as_of + timedelta(days=ordered),
+        delivered=as_of + timedelta(days=ordered + math.ceil(q.lead_days(a.confidence))) if q.mode == "buy" else None,
+        wait_days=wait_days(q, planned, offset, order_by),
+        expected_slip_days=expected_excess_days(q.lead_time_days, q.lead_time_p90_days, allowance,
+                                                a.lead_time_cap_quantile))
+
+
+EXPIRING_DAYS = 30
+"""A used quote that expires within this many days of as_of is warned about: the plan rests on signing it soon."""
+
+
+def billed_months(pq: PlanQuote, wall_hours: float) -> float:
+    """Months a rented quote bills: the run, or the whole committed term when that is longer."""
+    return max(wall_hours / HOURS_PER_MONTH, pq.commit_months)
+
+
+def _warnings(quotes: tuple[PlanQuote, ...], mode: str, cls: str, as_of: date, wall_hours: float) -> list[str]:
     out = []
     for pq in quotes:
         if pq.kind == "estimate":
@@ -163,8 +234,15 @@ def _warnings(quotes: tuple[PlanQuote, ...], mode: str, cls: str, as_of: date, s
                        "get a real quote before committing")
         if pq.valid_until < as_of:
             out.append(f"EXPIRED QUOTE: {pq.id} expired on {pq.valid_until} (used because --allow-expired)")
-        elif mode == "buy" and pq.valid_until < start - timedelta(days=math.ceil(pq.lead_time_days)):
-            out.append(f"quote {pq.id} expires {pq.valid_until}, before the latest order date for this start")
+        elif (pq.valid_until - as_of).days <= EXPIRING_DAYS and pq.wait_days == 0:
+            out.append(f"quote {pq.id} expires {pq.valid_until}, in {(pq.valid_until - as_of).days} days: sign it "
+                       "by then or have it renewed")
+        elif pq.wait_days > 0:
+            out.append(f"quote {pq.id} expires {pq.valid_until}: ordered then, its hardware waits {pq.wait_days} "
+                       "days for the start (charged)")
+        if pq.commit_months > 0 and pq.commit_months * HOURS_PER_MONTH > wall_hours:
+            out.append(f"quote {pq.id} commits {pq.commit_months:g} months, billed in full; the run uses "
+                       f"{wall_hours / HOURS_PER_MONTH:.1f}")
     if cls == "consumer":
         out.append("consumer cards: no ECC, and datacenter use voids the warranty [seed-000]; risk premium applied")
     return out

@@ -1,0 +1,140 @@
+"""The planned start and what depends on it, in integer money: delivery-slip premiums and waiting bought hardware.
+
+A plan's *planned start* F is the latest of its floors — the earliest start, the option's porting/availability day
+plus the rules' delays, and every used quote's ready offset plus those delays (`estimate/delivery.py`). Two costs
+depend on F and on which quotes are used: the expected slip past F (non-increasing in F) and the holding cost of
+bought hardware that must wait because its quote expires before the just-in-time order day (non-decreasing in F).
+F is a maximum of a few constants, so it takes one of few values: the builder encodes each cost as a step function
+over those candidate values with one threshold literal per value, which is exact at every value F can take
+(`candidates`). This module holds the arithmetic shared by the model, the bounds and the enumeration, so that all
+three charge the same integers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..estimate.delivery import install_days, order_by_day, quote_slip, ready_offset, wait_days
+from ..estimate.options import Option, Point
+from ..inputs.catalog import Quote
+from ..inputs.problem import Problem
+from .money import units
+
+MAX_DELAY_SUMS = 256
+"""Most distinct totals of rule delays one model may face: every total multiplies the candidate start days (the
+bundled example has one delay rule, so two totals). More would only come from dozens of delay rules."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One quote's delivery facts within a model: ready offset from its order, last order day, installation."""
+
+    quote: Quote
+    accel_class: str
+    offset: int
+    order_by: int | None
+    install: float
+
+    @property
+    def buy(self) -> bool:
+        return self.quote.mode == "buy"
+
+
+def timing(problem: Problem, o: Option, q: Quote) -> Timing:
+    a = problem.assumptions.values
+    return Timing(q, o.accel.cls, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of),
+                  install_days(q.mode, o.accel.cls, a))
+
+
+def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -> int:
+    """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units."""
+    a = problem.assumptions.values
+    return units(quote_slip(t.quote, t.accel_class, a, a.money, start, delay, t.order_by), unit)
+
+
+def wait_of(t: Timing, start: int) -> int:
+    return wait_days(t.quote, start, t.offset, t.order_by)
+
+
+def wait_units(pt: Point, t: Timing, wait: int, unit: int, single: bool) -> tuple[int, int]:
+    """(cost, cash) units the wait adds: for a one-quote option the whole point (n nodes, rounded once, as its
+    cost term is); otherwise per node (the model multiplies by the quote's nodes)."""
+    cost, cash = pt.per_node.waited(t.quote.id, wait)
+    if single:
+        return units(pt.n * cost, unit), units(pt.n * cash, unit)
+    return units(cost, unit), units(cash, unit)
+
+
+def delay_sums(delays: Iterable[int]) -> list[int]:
+    """Every total the given rule delays can add up to (each rule applies or not), ascending."""
+    sums = {0}
+    for d in delays:
+        if d > 0:
+            sums |= {s + d for s in sums}
+        if len(sums) > MAX_DELAY_SUMS:
+            raise InputError(f"rules with delay_days add up in more than {MAX_DELAY_SUMS} ways; merge some of them",
+                             path="rules")
+    return sorted(sums)
+
+
+def candidates(earliest: int | None, ready_days: Iterable[int], offsets: Iterable[int],
+               sums: list[int]) -> tuple[list[int], list[int]]:
+    """(values the planned start F can take, values F − delay can take) for a model whose floors are the earliest
+    start (None when not enforced), options' ready days and quotes' ready offsets, with the rules' delays `sums`."""
+    base = {0, *ready_days, *offsets}
+    floors = {r + d for r in base for d in sums}
+    lags = set(base)
+    if earliest is not None:
+        floors.add(earliest)
+        lags |= {earliest - d for d in sums if earliest - d >= 0}
+    return sorted(floors), sorted(lags)
+
+
+def rule_delays(problem: Problem) -> list[int]:
+    """The delay of every rule that has one (each may apply to a plan or not)."""
+    return [math.ceil(r.then.delay_days) for r in problem.spec.rules
+            if not isinstance(r.then, str) and r.then.delay_days]
+
+
+def timing_ceiling(problem: Problem, options: Iterable[Option], unit: int) -> int:
+    """An upper bound, in money units, on what slip premiums and waiting hardware can add to any plan over these
+    options: the largest premium of any quote (at the smallest allowance its plan can have), plus per option the
+    most its bought quotes can cost by waiting until the latest start candidate (the whole hardware value, and
+    capital, support and hall for the days waited; +1 unit per node for rounding)."""
+    opts = list(options)
+    a = problem.assumptions.values
+    m = a.money
+    timings = [(o, timing(problem, o, q)) for o in opts for q in o.quotes]
+    slip = max((slip_units(problem, t, t.offset, 0, unit) for _o, t in timings), default=0) \
+        if m.delay_cost_usd_per_day > 0 else 0
+    u_earliest = (problem.earliest_start - problem.as_of).days
+    earliest = u_earliest if problem.spec.schedule.earliest_start is not None and u_earliest > 0 else None
+    starts, _lags = candidates(earliest, [o.ready_day for o in opts], [t.offset for _o, t in timings],
+                               delay_sums(rule_delays(problem)))
+    top = max(starts, default=0)
+    site = problem.spec.site
+    colo = site.colocation_usd_per_kw_month if site is not None else None
+    facility = colo if colo is not None else m.facility_usd_per_kw_month
+    extra = 1.0 + m.storage_capex_fraction + m.network_capex_fraction
+    rate = (m.cost_of_capital_pct_per_year + m.support_pct_per_year) / 100.0 / 365.0
+    wait = 0
+    for o in opts:
+        if o.mode != "buy":
+            continue
+        n = max((pt.n for pt in o.points), default=1)
+        kw = float(o.system.node_kw.value)
+        total = 0
+        for q in o.quotes:
+            w = wait_days(q, top, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of))
+            if w > 0:
+                per_node = q.price * extra * (1.0 + rate * w) + kw * facility * w * 24.0 / 730.0
+                total += units(n * per_node, unit) + n
+        wait = max(wait, total)
+    return slip + wait
+
+
+__all__ = ["Timing", "timing", "slip_units", "wait_of", "wait_units", "delay_sums", "candidates", "rule_delays",
+           "timing_ceiling"]

@@ -1,0 +1,184 @@
+"""The economics an infrastructure lead signs: one fabric per job, spot only where it is allowed, the time–cost
+frontier, the chosen plan's neighbours on it, and the JSON that carries all of it.
+
+Every expectation is either built into the small problem (capacities, fabrics, prices chosen so the answer is known
+by construction) or checked against an independent complete re-solve of an edited problem.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from solver.answers.frontier import frontier, with_deadline
+from solver.answers.report import solve_and_explain
+from solver.errors import InputError
+from solver.inputs.problem import load_problem
+from solver.solve.pipeline import SolveSettings, solve_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = SolveSettings(alternatives=False)
+
+# A 70B continued pretrain on H100s that needs more than 8 nodes to finish in time; two providers offer 8 nodes
+# each. On one fabric no plan exists; on a shared fabric, or with two fabrics allowed, the 16 nodes can be used.
+FABRIC_PROBLEM = """
+name: fabric
+as_of: 2026-12-01
+workload: {method: continued_pretrain, params: 70B, tokens: 300B, seq_len: 4096}
+schedule: {earliest_start: 2027-01-04, deadline: 2027-02-15}
+policy: {modes: [cloud], accelerators: {include: [h100-sxm]}}
+catalogs: [q.yaml]
+"""
+FABRIC_QUOTES = """
+quotes:
+- {id: alpha-h100, system: dgx-h100, mode: cloud, vendor: Alpha, usd_per_gpu_hour: 2.0, max_nodes: 8,
+   lead_time_days: 7, quoted_on: 2026-11-20, valid_until: 2027-06-30, kind: list, source: test, fabric: FA}
+- {id: beta-h100, system: dgx-h100, mode: cloud, vendor: Beta, usd_per_gpu_hour: 2.1, max_nodes: 8,
+   lead_time_days: 7, quoted_on: 2026-11-20, valid_until: 2027-06-30, kind: list, source: test, fabric: FB}
+"""
+
+
+def _fabric_problem(tmp: Path, quotes: str = FABRIC_QUOTES, sets: tuple[str, ...] = ()):
+    (tmp / "q.yaml").write_text(quotes)
+    (tmp / "p.yaml").write_text(FABRIC_PROBLEM)
+    problem = load_problem(tmp / "p.yaml", list(sets))
+    # only the two test quotes offer H100s in the cloud
+    cat = problem.files_catalog
+    assert cat is not None
+    import dataclasses
+    from types import MappingProxyType
+    keep = {k: v for k, v in cat.quotes.items() if not (v.mode == "cloud" and cat.systems[v.system].accelerator
+                                                        == "h100-sxm") or k in ("alpha-h100", "beta-h100")}
+    return problem.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
+
+
+def test_one_job_cannot_span_two_providers(tmp_path: Path) -> None:
+    problem = _fabric_problem(tmp_path)
+    one = solve_and_explain(problem)[1]
+    assert one.status == "infeasible"
+    assert "policy.max_fabrics" in one.explanation["conflict"]
+    two = solve_problem(problem.with_sets(["policy.max_fabrics=2"]), QUICK)
+    assert two.status == "optimal" and two.plan.nodes > 8
+    assert {q.id for q in two.plan.quotes} == {"alpha-h100", "beta-h100"}
+    assert {q.fabric for q in two.plan.quotes} == {"FA", "FB"}
+
+
+def test_quotes_on_one_fabric_are_pooled(tmp_path: Path) -> None:
+    shared = solve_problem(_fabric_problem(tmp_path, FABRIC_QUOTES.replace("fabric: FB", "fabric: FA")), QUICK)
+    assert shared.status == "optimal" and shared.plan.nodes > 8
+    assert {q.fabric for q in shared.plan.quotes} == {"FA"}
+
+
+def test_spot_capacity_is_refused_for_multi_node_pretraining_unless_allowed(tmp_path: Path) -> None:
+    spot = FABRIC_QUOTES.replace("kind: list, source: test, fabric: FA}", "kind: list, source: test, fabric: FA, "
+                                 "contract: spot}").replace("max_nodes: 8", "max_nodes: 16")
+    problem = _fabric_problem(tmp_path, spot, ("policy.max_fabrics=2",))
+    refused = solve_and_explain(problem)[1]
+    assert refused.plan is not None and all(q.contract != "spot" for q in refused.plan.quotes)
+    spot_rows = [e for e in refused.excluded if e.mode == "cloud-spot" and e.accelerator == "h100-sxm"]
+    # one spot node would be allowed, but 70B does not fit in one node's memory: both are the reason
+    assert spot_rows and {r.group for r in spot_rows[0].reasons} == {"policy.allow_preemptible", "workload.memory"}
+    allowed = solve_problem(problem.with_sets(["policy.allow_preemptible=true"]), QUICK)
+    assert allowed.plan.offer == "cloud-spot" and allowed.plan.quotes[0].id == "alpha-h100"
+    # reclaimed spot nodes make the run longer than the same nodes on demand
+    same = solve_problem(problem.with_sets(["policy.allow_preemptible=true"]).with_quote(
+        "alpha-h100", {"contract": "on_demand"}), QUICK)
+    if same.plan.nodes == allowed.plan.nodes:
+        assert allowed.plan.training_days > same.plan.training_days
+
+
+def test_policy_accounting_is_refused_with_its_replacement(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text((ROOT / "constraints" / "finetune-70b.yaml").read_text().replace(
+        "  require_ecc: true", "  require_ecc: true\n  accounting: depreciation"))
+    with pytest.raises(InputError, match="policy.after_run"):
+        load_problem(f)
+
+
+@pytest.fixture(scope="module")
+def datacenter():
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml")
+    return problem, solve_and_explain(problem)[1]
+
+
+def test_frontier_is_monotone_and_each_point_is_a_proven_resolve(datacenter) -> None:
+    problem, _r = datacenter
+    points = frontier(problem, SolveSettings(), points=4)
+    assert len(points) >= 3
+    finishes = [p.finish for p in points]
+    costs = [p.cost for p in points]
+    assert finishes == sorted(finishes) and len(set(finishes)) == len(finishes)
+    later = zip(costs, costs[1:], strict=False)
+    assert all(b < a for a, b in later), "a later finish must be strictly cheaper on the frontier"
+    for pt in points[:-1]:
+        again = solve_problem(with_deadline(problem, pt.finish), QUICK)
+        assert again.status == "optimal" and pt.proven
+        assert again.plan.total_cost == pytest.approx(pt.cost) and again.plan.finish == pt.finish
+        earlier = solve_problem(with_deadline(problem, pt.finish - timedelta(days=1)), QUICK)
+        assert earlier.plan is None or earlier.plan.total_cost > pt.cost   # a day earlier is never cheaper
+
+
+def test_the_faster_neighbour_is_the_resolve_a_day_earlier(datacenter) -> None:
+    problem, r = datacenter
+    faster = r.extra["frontier"]["faster"]
+    assert faster is not None and faster.finish < r.plan.finish and faster.cost >= r.plan.total_cost
+    again = solve_problem(with_deadline(problem, r.plan.finish - timedelta(days=1)), QUICK)
+    assert again.plan.total_cost == pytest.approx(faster.cost) and again.plan.finish == faster.finish
+
+
+def test_the_cheaper_neighbour_is_the_fastest_cheaper_plan(datacenter) -> None:
+    problem, r = datacenter
+    cheaper = r.extra["frontier"]["cheaper"]
+    if cheaper is None:
+        return
+    assert cheaper.cost < r.plan.total_cost and cheaper.finish > r.plan.finish
+    # no plan finishing a day earlier than it is cheaper than the chosen plan
+    earlier = solve_problem(with_deadline(problem, cheaper.finish - timedelta(days=1)), QUICK)
+    assert earlier.plan.total_cost >= r.plan.total_cost - 1.0
+    at = solve_problem(with_deadline(problem, cheaper.finish), QUICK)
+    assert at.plan.total_cost == pytest.approx(cheaper.cost)
+
+
+def test_json_carries_fabrics_dates_contracts_lines_and_the_frontier(datacenter, tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--format", "json",
+                                    "--set", "policy.after_run=reuse"])
+    data = json.loads(res.stdout)
+    plan = data["plan"]
+    for q in plan["quotes"]:
+        assert {"fabric", "ready", "ordered", "commit_months", "valid_until", "expected_slip_days"} <= set(q)
+        assert ("delivered" in q and "wait_days" in q) if plan["mode"] == "buy" else "contract" in q
+    if plan["mode"] == "buy":
+        assert {"capital", "support", "facility"} <= set(plan["cost_usd"])
+    for alt in data["alternatives"]:
+        if alt["mode"] == "buy" and alt.get("after_run") == "resell":
+            assert alt["cost_usd"]["resale_credit"] < 0
+    rel = {p["relation"] for p in data["frontier"]}
+    assert rel <= {"faster", "cheaper"} and rel
+    for p in data["frontier"]:
+        assert {"finish", "cost_usd", "nodes", "option", "within_deadline", "delta_days", "delta_usd"} <= set(p)
+
+
+def test_plan_frontier_command(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["frontier", str(ROOT / "constraints" / "finetune-70b.yaml"), "--points", "3",
+                                    "--format", "json"])
+    assert res.exit_code == 0, res.output
+    pts = json.loads(res.stdout)["frontier"]
+    assert pts and [p["finish"] for p in pts] == sorted(p["finish"] for p in pts)
+    text = CliRunner().invoke(main, ["frontier", str(ROOT / "constraints" / "finetune-70b.yaml"), "--points", "3"])
+    assert text.exit_code == 0 and "cheapest plan that finishes by its date" in text.stdout
+
+
+def test_catalog_flags_quotes_that_expire_within_30_days() -> None:
+    res = CliRunner().invoke(main, ["catalog", "quotes", "--as-of", "2026-12-01", "--format", "json"])
+    rows = {r["id"]: r for r in json.loads(res.stdout)}
+    from solver.inputs.catalog import load_catalog
+    cat = load_catalog()
+    for qid, q in cat.quotes.items():
+        days = (q.valid_until - date(2026, 12, 1)).days
+        flagged = rows[qid]["valid to"].endswith("d!)")
+        assert flagged == (0 <= days <= 30), (qid, rows[qid]["valid to"])
