@@ -39,15 +39,15 @@ def test_a_halved_cloud_price_in_the_cost_model_is_caught(monkeypatch: pytest.Mo
     assert r.stderr.startswith("INTERNAL ERROR (please report)") and r.stderr.count("\n") == 1
 
 
-def test_a_wrong_depreciation_of_bought_hardware_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = options.buy_node_lines
+def test_a_wrong_holding_period_of_bought_hardware_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = options.buy_node_terms
 
     def no_install(**kw):  # the planted bug: installation time not held
         return real(**{**kw, "install_days": 0.0})
 
-    monkeypatch.setattr(options, "buy_node_lines", no_install)
+    monkeypatch.setattr(options, "buy_node_terms", no_install)
     with pytest.raises(PlanCheckError):
-        solve_problem(load_problem(LORA), SolveSettings(alternatives=False))
+        solve_problem(load_problem(LORA, ["policy.modes=[buy]"]), SolveSettings(alternatives=False))
 
 
 def test_the_checker_names_each_violation_of_a_tampered_plan() -> None:

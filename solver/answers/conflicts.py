@@ -95,12 +95,22 @@ def covering_reason(ctx: Context, sub: Universe) -> list[str] | None:
     shared = _shared_singleton(ctx, sub)
     if shared is not None:
         return [shared]
+    cover = _cover(ctx, sub, priced=False)
+    if cover is not None and "budget.max_usd" in cover:
+        # the budget was needed somewhere: with its reasons at every point it may cover the rest too
+        cover = _cover(ctx, sub, priced=True)
+    return cover
+
+
+def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
+    """The greedy cover of `covering_reason`; without `priced`, the budget's reasons (which need the point priced)
+    are used only where nothing else excludes a point."""
     items: list[Reasons] = []
     for o in sub.options:
         for pt in o.points:
             if pt.workable:
-                # the budget's reasons only where nothing else excludes the point: they need the point priced
-                v = ctx.screen.violations(pt, budget=False) or ctx.screen.violations(pt)
+                v = (ctx.screen.violations(pt) if priced else
+                     ctx.screen.violations(pt, budget=False) or ctx.screen.violations(pt))
                 if not v:
                     return None
                 items.append(v)

@@ -29,7 +29,7 @@ from typing import Any
 from ..estimate.options import option_quote_ready
 from ..model.builder import Built
 from ..model.decode import decode
-from ..model.groups import capacity_group, capacity_quote, is_numeric, reason, where
+from ..model.groups import MEMORY, capacity_group, capacity_quote, is_numeric, reason, where
 from ..solve.engine import OPTIMAL
 from ..solve.pipeline import Context, prepare
 from ..solve.plan import make_plan
@@ -292,6 +292,10 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
         return {"conflict": [], "conflict_detail": [], "relaxations": [], "alternatives": [], "combined": None,
                 "proven": True, "note": "feasible when re-checked"}
     cover = covering_reason(ctx, ctx.universe) if oracle.forced_fn is None else None
+    if cover is not None and MEMORY in groups and MEMORY not in cover:
+        # Memory is a fact of the workload, not a choice: seeded first it is the last removal tried, so every
+        # other group was found needed with memory in force, and the conflict is minimal with memory fixed too.
+        cover = [MEMORY, *cover]
     log.info("looking for a minimal conflict among %d constraints", len(groups))
     found = deletion_filter(oracle.status, groups, cover)
     proven = found.proven and first == "infeasible" and oracle.undecided == 0

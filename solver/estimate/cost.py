@@ -145,44 +145,69 @@ def credited_share(hours_held: float, after_run: str, money: MoneyA) -> float:
     return resale_fraction(hours_held / HOURS_PER_YEAR, money) if after_run == "resell" else 0.0
 
 
-def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
-                   wait_days: float, node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning,
-                   consumer: bool, estimate: bool, into: Lines | None = None) -> Lines:
-    """Per-node lines for bought hardware (one node of one quote), held install + wait + run (see module doc)."""
-    lines = Lines() if into is None else into
+Term = tuple[str, float, float, float, float]
+"""(line, cost per dollar of price, cost at price 0, cash per dollar of price, cash at price 0): a line is affine
+in the price."""
+
+
+def buy_node_terms(*, nodes: int, ideal_hours: float, wall_hours: float, install_days: float, wait_days: float,
+                   node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning, consumer: bool,
+                   estimate: bool) -> list[Term]:
+    """Per-node lines for bought hardware (one node of one quote), held install + wait + run (see module doc), as
+    affine functions of the price: computed once, evaluated at any price (the price templates need two)."""
     extra_frac = money.storage_capex_fraction + (money.network_capex_fraction if nodes > 1 else 0.0)
-    hardware = price * (1.0 + extra_frac)
+    hw = 1.0 + extra_frac                                  # the cluster's hardware per dollar of server price
     before_h = (install_days + wait_days) * 24.0
     held_ideal, held_wall = before_h + ideal_hours, before_h + wall_hours
+    rework_h = wall_hours - ideal_hours
     after = owning.after_run
     share_i, share_w = charged_share(held_ideal, after, money), charged_share(held_wall, after, money)
     credit_i, credit_w = credited_share(held_ideal, after, money), credited_share(held_wall, after, money)
-    lines.add("compute", price * share_i, cash=price)
-    lines.add("network_storage", price * extra_frac * share_i, cash=price * extra_frac)
-    if after == "resell":
-        lines.add("resale_credit", -hardware * credit_i, cash=0.0)
-    lines.add("failure_rework", hardware * ((share_w - credit_w) - (share_i - credit_i)), cash=0.0)
-    capital_per_h = hardware * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
-    lines.add("capital", capital_per_h * held_ideal, cash=0.0)
-    lines.add("failure_rework", capital_per_h * (wall_hours - ideal_hours), cash=0.0)
-    support_per_h = hardware * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR
-    lines.add("support", support_per_h * held_ideal)
-    lines.add("failure_rework", support_per_h * (wall_hours - ideal_hours))
-    facility_per_h = node_kw * owning.facility_usd_per_kw_month / HOURS_PER_MONTH
+    capital_h = hw * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
+    support_h = hw * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR
+    facility_h = node_kw * owning.facility_usd_per_kw_month / HOURS_PER_MONTH
     paid = 1.0 if owning.facility_is_cash else 0.0
-    lines.add("facility", facility_per_h * held_ideal, cash=facility_per_h * held_ideal * paid)
-    lines.add("failure_rework", facility_per_h * (wall_hours - ideal_hours),
-              cash=facility_per_h * (wall_hours - ideal_hours) * paid)
-    energy_per_hour = node_kw * pue * usd_per_kwh
-    lines.add("energy", energy_per_hour * ideal_hours)
-    lines.add("failure_rework", energy_per_hour * (wall_hours - ideal_hours))
+    energy_h = node_kw * pue * usd_per_kwh
+    terms: list[Term] = [
+        ("compute", share_i, 0.0, 1.0, 0.0),
+        ("network_storage", extra_frac * share_i, 0.0, extra_frac, 0.0),
+    ]
+    if after == "resell":
+        terms.append(("resale_credit", -hw * credit_i, 0.0, 0.0, 0.0))
+    terms += [
+        ("failure_rework", hw * ((share_w - credit_w) - (share_i - credit_i)) + capital_h * rework_h
+         + support_h * rework_h, facility_h * rework_h + energy_h * rework_h, support_h * rework_h,
+         (facility_h * paid + energy_h) * rework_h),
+        ("capital", capital_h * held_ideal, 0.0, 0.0, 0.0),
+        ("support", support_h * held_ideal, 0.0, support_h * held_ideal, 0.0),
+        ("facility", 0.0, facility_h * held_ideal, 0.0, facility_h * held_ideal * paid),
+        ("energy", 0.0, energy_h * ideal_hours, 0.0, energy_h * ideal_hours),
+    ]
     loss_w = share_w - credit_w
     if consumer:
-        lines.add("consumer_risk", price * loss_w * money.consumer_risk_pct / 100.0)
+        terms.append(("consumer_risk", loss_w * money.consumer_risk_pct / 100.0, 0.0, 0.0, 0.0))
     if estimate:
-        driven = hardware * loss_w + (capital_per_h + support_per_h) * held_wall
-        lines.add("estimate_price", driven * money.estimate_price_risk_pct / 100.0)
+        driven = hw * loss_w + (capital_h + support_h) * held_wall
+        terms.append(("estimate_price", driven * money.estimate_price_risk_pct / 100.0, 0.0, 0.0, 0.0))
+    return terms
+
+
+def lines_at(terms: list[Term], price: float, into: Lines | None = None) -> Lines:
+    """The named lines of affine terms at a price (risk lines are never cash: `Lines.add`)."""
+    lines = Lines() if into is None else into
+    for name, cost_k, cost_0, cash_k, cash_0 in terms:
+        lines.add(name, cost_0 + price * cost_k, cash=cash_0 + price * cash_k)
     return lines
+
+
+def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
+                   wait_days: float, node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning,
+                   consumer: bool, estimate: bool, into: Lines | None = None) -> Lines:
+    """Per-node lines for bought hardware at a price (`buy_node_terms` evaluated)."""
+    terms = buy_node_terms(nodes=nodes, ideal_hours=ideal_hours, wall_hours=wall_hours, install_days=install_days,
+                           wait_days=wait_days, node_kw=node_kw, pue=pue, usd_per_kwh=usd_per_kwh, money=money,
+                           owning=owning, consumer=consumer, estimate=estimate)
+    return lines_at(terms, price, into)
 
 
 def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: float, wall_hours: float,

@@ -25,7 +25,8 @@ from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
 from .compute import TimeEstimate, estimate_time, training_flops, utilisation
-from .cost import Lines, Owning, Totals, buy_node_lines, cloud_node_lines, fixed_lines, managed_node_lines
+from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, fixed_lines, lines_at, \
+    managed_node_lines
 from .delivery import ready_offset
 from .memory import MemoryEstimate, Shape, adapter_params, fit_memory, model_shape
 
@@ -43,12 +44,13 @@ Sums = tuple[float, float, float, float]
 class PerNode(Mapping[str, Lines]):
     """Per-node cost lines of every quote of an option at one point, made on demand.
 
-    Every per-node line is affine in the quote's price (cost.py: buy = price × depreciation share + energy,
-    cloud = rate × billed hours, managed = price × months), so they are computed once per price key at price 0
-    and 1, L(price) = L0 + price × (L1 − L0), instead of once per quote. With thousands of quotes this is what
-    keeps building the universe linear in options × node counts. The totals (`cost`, `cash`), which the model,
-    the bounds and the enumeration all use, come from `cost.Totals` (the same formulas without the named lines);
-    the named lines are made only for the plans that are shown.
+    Every per-node line is affine in the quote's price (cost.py: a bought node's lines are `buy_node_terms`, each a
+    coefficient of the price plus a constant — hall and energy do not depend on it; cloud = rate × billed hours,
+    managed = price × months), so they are computed once per price key, L(price) = L0 + price × slope, instead of
+    once per quote. With thousands of quotes this is what keeps building the universe linear in options × node
+    counts. The totals (`cost`, `cash`), which the model, the bounds and the enumeration all use, are sums of those
+    terms (`cost.Totals` for rented capacity); the named lines are made only for the plans that are shown. A wait
+    of bought hardware for the start (`waited`) is another template, made for the waits a model needs.
     """
 
     __slots__ = ("_quotes", "_make", "_sums", "_lines", "_ranges", "_cache", "_waits")
@@ -557,17 +559,20 @@ def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: 
     """Per-node lines at price 0 and their change per dollar of price (see `PerNode`), for bought hardware that
     waits `wait` days before the start; with `sums`, only the totals of both (`Sums`)."""
     commit_months, est = key
+    if opt.mode == "buy":
+        site = spec.site
+        assert site is not None
+        terms = buy_node_terms(nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
+                               install_days=a.install_days[opt.accel.cls], wait_days=wait,  # type: ignore[index]
+                               node_kw=node_kw, pue=site.pue, usd_per_kwh=site.electricity_usd_per_kwh,
+                               money=a.money, owning=own, consumer=opt.accel.cls == "consumer", estimate=est)
+        if sums:
+            return _affine_sums(terms)
+        return lines_at(terms, 0.0), Lines({name: k for name, k, _c0, _kk, _k0 in terms},
+                                           {name: kk for name, _k, _c0, kk, _k0 in terms if name not in RISK_LINES})
 
     def at(price: float) -> Lines:
         into = Totals() if sums else None
-        if opt.mode == "buy":
-            site = spec.site
-            assert site is not None
-            return buy_node_lines(
-                price=price, nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                install_days=a.install_days[opt.accel.cls], wait_days=wait,  # type: ignore[index]
-                node_kw=node_kw, pue=site.pue, usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
-                owning=own, consumer=opt.accel.cls == "consumer", estimate=est, into=into)
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
                                     wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est,
@@ -575,20 +580,22 @@ def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: 
         return managed_node_lines(usd_per_month=price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
                                   commit_months=commit_months, money=a.money, estimate=est, into=into)
 
-    l1 = at(1.0)
-    linear = opt.mode != "buy"  # rented and managed lines are proportional to the price: nothing at price 0
+    l1 = at(1.0)  # rented and managed lines are proportional to the price: nothing at price 0
     if sums:
-        if linear:
-            return (0.0, l1.total_cost, 0.0, l1.total_cash)
-        l0 = at(0.0)
-        return (l0.total_cost, l1.total_cost - l0.total_cost, l0.total_cash, l1.total_cash - l0.total_cash)
-    if linear:
-        return Lines(), l1
-    l0 = at(0.0)
-    names = set(l0.cost) | set(l1.cost)
-    slope = Lines({k: l1.cost.get(k, 0.0) - l0.cost.get(k, 0.0) for k in sorted(names)},
-                  {k: l1.cash.get(k, 0.0) - l0.cash.get(k, 0.0) for k in sorted(set(l0.cash) | set(l1.cash))})
-    return l0, slope
+        return (0.0, l1.total_cost, 0.0, l1.total_cash)
+    return Lines(), l1
+
+
+def _affine_sums(terms: list[Term]) -> Sums:
+    """(cost at price 0, cost per dollar, cash at price 0, cash per dollar) of a bought node's terms."""
+    c0 = c1 = k0 = k1 = 0.0
+    for name, cost_k, cost_0, cash_k, cash_0 in terms:
+        c0 += cost_0
+        c1 += cost_k
+        if name not in RISK_LINES:
+            k0 += cash_0
+            k1 += cash_k
+    return (c0, c1, k0, k1)
 
 
 __all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready",

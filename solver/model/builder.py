@@ -109,6 +109,7 @@ class _Builder:
         self.planned = self.m.new_int_var(0, self.horizon, "planned_start_day")
         self.finish = self.m.new_int_var(0, 2 * self.horizon, "finish_day")
         self.earliest_term: Any = 0
+        self.floors: list[Any] = []
         self.delay_rules: list[int] = []
         self.thresholds: dict[tuple[str, str, int], Any] = {}
 
@@ -225,8 +226,16 @@ class _Builder:
                     floors.append(rd * self.u[q.id] + delay)
         for f in floors:
             m.add(self.planned >= f)
-        m.add_max_equality(self.planned, floors)
         m.add(self.start >= self.planned)
+        self.floors = floors
+
+    def pin_planned_start(self, priced: bool) -> None:
+        """F is the maximum of the floors when a cost depends on it (`add_timing`); otherwise nothing pushes it up
+        and the run starts at it (the objective minimises the finish), so F = start is enough."""
+        if priced:
+            self.m.add_max_equality(self.planned, self.floors)
+        else:
+            self.m.add(self.planned == self.start)
 
     def _threshold(self, var: Any, name: str, op: str, v: int) -> Any:
         """A literal equal to `var <= v` (op "le") or `var >= v` (op "ge"), made once per value."""
@@ -259,6 +268,7 @@ class _Builder:
         lag = self.m.new_int_var(0, self.horizon, "planned_less_delays")
         self.m.add(lag == self.planned - delay)
         slip_terms: list[tuple[int, Any]] = []
+        waits = 0
         for o in self.options:
             for q in o.quotes:
                 used = self.u[q.id]
@@ -269,12 +279,13 @@ class _Builder:
                     slip_terms += self._slip_steps(t, used, starts if t.buy else lags,
                                                    self.planned if t.buy else lag, "F" if t.buy else "T")
                 if t.buy and t.order_by is not None:
-                    self._wait_steps(o, t, starts)
+                    waits += self._wait_steps(o, t, starts)
         if slip_terms:
             slip = self.m.new_int_var(0, max(k for k, _ in slip_terms), "slip_premium")
             for k, cond in slip_terms:
                 self.m.add(slip >= k * cond)
             self.cost_terms.append(slip)
+        self.pin_planned_start(bool(slip_terms) or waits > 0)
 
     def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str) -> list[tuple[int, Any]]:
         out = []
@@ -287,10 +298,12 @@ class _Builder:
             out.append((k, used + self._threshold(var, name, "le", v) - 1))
         return out
 
-    def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> None:
+    def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> int:
+        """The wait costs of one bought quote (see `add_timing`); returns how many steps were added."""
         idx = self.by_option[o.id]
         single = len(o.quotes) == 1
         qid = t.quote.id
+        added = 0
         for v in starts:
             w = wait_of(t, v)
             if w <= 0:
@@ -311,6 +324,8 @@ class _Builder:
                 extra = self.m.new_int_var(0, hi, f"wait_{'cash' if view else 'cost'}[{qid}>={v}]")
                 self.m.add(extra >= sum(terms) - hi * (1 - ge))
                 (self.cash_adds if view else self.cost_adds).append(extra)
+                added += 1
+        return added
 
     def add_schedule(self) -> None:
         spec, u = self.spec, self.universe

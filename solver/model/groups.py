@@ -30,7 +30,10 @@ class Group:
     value: Any = None
 
 
-PRIORITY = ("workload.memory", "policy.modes", "policy.require_ecc", "policy.accelerators", "policy.vendors",
+MEMORY = "workload.memory"
+"""The group of the memory fit: a fact of the workload, which a user cannot drop, only change the workload."""
+
+PRIORITY = (MEMORY, "policy.modes", "policy.require_ecc", "policy.accelerators", "policy.vendors",
             "policy.allow_estimates", "policy.allow_preemptible", "policy.max_fabrics",
             "site.cooling", "site.rack_power_kw", "site.it_power_kw", "site.racks",
             "schedule.deadline", "schedule.earliest_start", "budget.max_usd")
@@ -38,7 +41,7 @@ PRIORITY = ("workload.memory", "policy.modes", "policy.require_ecc", "policy.acc
 (a reason a user can act on before one only a vendor can)."""
 
 REASON: Mapping[str, str] = MappingProxyType({
-    "workload.memory": "does not fit in memory at any node count", "policy.modes": "mode not allowed",
+    MEMORY: "does not fit in memory at any node count", "policy.modes": "mode not allowed",
     "policy.require_ecc": "no ECC memory", "policy.accelerators": "excluded by the accelerator list",
     "policy.vendors": "excluded by the vendor list", "policy.allow_estimates": "only estimated prices",
     "policy.max_fabrics": "one job cannot span providers' clusters", "policy.allow_preemptible":

@@ -21,6 +21,8 @@ from ..inputs.problem import Problem
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, quote_ids
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group, rule_group
+from .money import COARSE_UNIT
+from .timing import candidates, delay_sums, rule_delays, slip_units, timing
 
 if TYPE_CHECKING:
     from ..inputs.catalog import Quote
@@ -79,6 +81,7 @@ class Screen:
         self._facts: dict[str, OptionFacts] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
+        self._prefixes: dict[tuple[str, int, int], tuple[int, int, frozenset[str]]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
 
     def facts(self, o: Option) -> OptionFacts:
@@ -181,19 +184,32 @@ class Screen:
         fabric limit when it binds) exclude the point."""
         limit = self.problem.spec.policy.max_fabrics
         out: Reasons = []
-        for base, rows in self.facts(pt.option).in_time:
-            per_fabric: dict[str, int] = {}
-            caps = []
-            for longest, fabric, cap, qid in rows:
-                if longest < pt.days:
-                    break
-                per_fabric[fabric] = per_fabric.get(fabric, 0) + cap
-                caps.append(capacity_group(qid))
-            if sum(per_fabric.values()) < pt.n:
-                out.append(base | frozenset(caps))
-            elif len(per_fabric) > limit and sum(sorted(per_fabric.values(), reverse=True)[:limit]) < pt.n:
-                out.append(base | frozenset(caps) | {"policy.max_fabrics"})
+        o = pt.option
+        for v, (base, rows) in enumerate(self.facts(o).in_time):
+            k = 0
+            while k < len(rows) and rows[k][0] >= pt.days:
+                k += 1
+            total, widest, items = self._prefix(o.id, v, base, rows, k, limit)
+            if total < pt.n:
+                out.append(items)
+            elif widest < pt.n:
+                out.append(items | {"policy.max_fabrics"})
         return out
+
+    def _prefix(self, oid: str, v: int, base: frozenset[str], rows: tuple[tuple[int, str, int, str], ...], k: int,
+                limit: int) -> tuple[int, int, frozenset[str]]:
+        """For the first k quotes of an option's in-time order: their capacity, the most `limit` fabrics of them
+        supply, and the item (the schedule groups and their capacities); one per distinct k, kept."""
+        key = (oid, v, k)
+        got = self._prefixes.get(key)
+        if got is None:
+            per_fabric: dict[str, int] = {}
+            for _longest, fabric, cap, _qid in rows[:k]:
+                per_fabric[fabric] = per_fabric.get(fabric, 0) + cap
+            widest = sum(sorted(per_fabric.values(), reverse=True)[:limit])
+            got = (sum(per_fabric.values()), widest, base | frozenset(capacity_group(r[3]) for r in rows[:k]))
+            self._prefixes[key] = got
+        return got
 
     def _budget(self, pt: Point, capacitated: bool) -> Reasons:
         budget = self.problem.spec.budget
@@ -271,19 +287,26 @@ class Screen:
         """Quotes another quote of the same option beats on everything (presolve for optimisation only).
 
         q is dominated by d when d alone can supply any point of the option (capacity at least the largest node
-        count, min_nodes no larger than q's), is on the same fabric, is ready no later (exactly as soon when late
-        delivery has a price: an earlier planned start would change the slip premiums of the other quotes), its
-        lead time is no longer at any quantile that matters (p50 and the p90/p50 spread no larger), it can be
-        ordered no earlier (valid_until no earlier, so it never waits longer), it is no dearer per node at every
-        point (cost and cash; for a purchase also the price itself, which drives the cost of waiting), it is not an
-        estimate unless q is, and no rule names either (nor `protect`): then moving q's nodes to d never makes a
+        count, min_nodes no larger than q's); d is on q's fabric, or q is alone on its own (moving q's nodes to d then
+        adds no fabric); d is ready no later — exactly as soon when late delivery has a price and some quote's lead
+        time is uncertain (an earlier planned start would raise the other quotes' slip premiums); its lead time is no
+        longer at any quantile that matters (p50 and the p90/p50 spread no larger); it can be ordered no earlier
+        (valid_until no earlier, so it never waits longer); it is no dearer per node at every point (cost and cash;
+        for a purchase also the price itself, which drives the cost of waiting); it is not an estimate unless q is;
+        and no rule names either (nor `protect`). Then moving q's nodes to d never makes a
         plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
         """
         a = self.problem.assumptions.values
         named = {qid for r in self.problem.spec.rules for qid in (quote_ids(r.when) or [])} | protect
         top = max((pt.n for pt in pts), default=0)
         ready = {q.id: option_quote_ready(q, o, a) for q in o.quotes}
-        priced_delay = a.money.delay_cost_usd_per_day > 0
+        # Moving q's nodes to an earlier quote can move the planned start earlier, which raises the slip premium
+        # (the slowest quote's) by at most the largest premium any quote of the option can have: d must then save
+        # at least that much (and a money unit for rounding) on q's fewest nodes.
+        slip_margin = _largest_premium(self.problem, o)
+        on_fabric: dict[str, int] = {}
+        for q in o.quotes:
+            on_fabric[q.fabric_id] = on_fabric.get(q.fabric_id, 0) + 1
         out: set[str] = set()
         for q in o.quotes:
             if q.id in named:
@@ -291,20 +314,53 @@ class Screen:
             for d in o.quotes:
                 if d.id == q.id or d.id in named or d.id in out or d.max_nodes < top or d.min_nodes > q.min_nodes:
                     continue
-                if d.fabric_id != q.fabric_id or ready[d.id] > ready[q.id] or \
-                        (priced_delay and ready[d.id] != ready[q.id]) or not _lead_no_worse(d, q) or \
-                        not _orders_no_earlier(d, q, self.problem) or (d.kind == "estimate" and q.kind != "estimate") \
-                        or (o.mode == "buy" and d.price > q.price):
+                # moving q's nodes to d never adds a fabric when they share one, or when q is alone on its own
+                # (its fabric is freed as d's is taken)
+                if (d.fabric_id != q.fabric_id and on_fabric[q.fabric_id] > 1) or ready[d.id] > ready[q.id] or \
+                        not _lead_no_worse(d, q) or not _orders_no_earlier(d, q, self.problem) or \
+                        (d.kind == "estimate" and q.kind != "estimate") or (o.mode == "buy" and d.price > q.price):
                     continue
+                # with one fabric per job and q alone on its own, a plan using q uses only q: after the move it
+                # uses only d, whose premium is zero when its lead time is certain
+                alone = self.problem.spec.policy.max_fabrics == 1 and on_fabric[q.fabric_id] == 1 and \
+                    not _uncertain(d)
+                margin = (slip_margin + COARSE_UNIT) / max(1, q.min_nodes) \
+                    if slip_margin > 0 and ready[d.id] < ready[q.id] and not alone else 0.0
                 pairs = [((pt.per_node.cost(d.id), pt.per_node.cash(d.id)),
                           (pt.per_node.cost(q.id), pt.per_node.cash(q.id))) for pt in pts]
-                if any(dl[0] > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
+                if any(dl[0] + margin > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
                     continue
                 strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or ready[d.id] < ready[q.id]
                 if strict or d.id < q.id:
                     out.add(q.id)
                     break
         return out
+
+
+def _uncertain(q: "Quote") -> bool:
+    """The lead time has a spread (p90 above p50): its slip premium can be positive."""
+    return q.lead_time_p90_days is not None and q.lead_time_p90_days > q.lead_time_days
+
+
+def _largest_premium(problem: Problem, o: Option) -> float:
+    """How much (dollars) an earlier planned start can raise the slip premium of the option's plans: the largest
+    range any quote's premium spans over the planned starts the option can have (premiums only fall as the start
+    moves later; a bought quote ordered just in time carries the same premium whatever the start, until its quote
+    expires first); 0 when delay has no price or no lead time is uncertain."""
+    if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
+        return 0.0
+    uncertain = [q for q in o.quotes if _uncertain(q)]
+    if not uncertain:
+        return 0.0
+    earliest = (problem.earliest_start - problem.as_of).days if problem.spec.schedule.earliest_start else None
+    timings = [timing(problem, o, q) for q in o.quotes]
+    starts, _lags = candidates(earliest, [o.ready_day], [t.offset for t in timings], delay_sums(rule_delays(problem)))
+    latest = max(starts)
+    out = 0.0
+    for t in timings:
+        if t.quote in uncertain:
+            out = max(out, float(slip_units(problem, t, t.offset, 0, 1) - slip_units(problem, t, latest, 0, 1)))
+    return out
 
 
 def _lead_no_worse(d: "Quote", q: "Quote") -> bool:
