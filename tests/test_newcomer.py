@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -130,3 +131,24 @@ def test_shell_completion_script() -> None:
     r = subprocess.run([sys.executable, "-c", "import cli; cli.main(prog_name='plan')"], cwd=REPO,
                        capture_output=True, text=True, timeout=60, env={**os.environ, "_PLAN_COMPLETE": "bash_source"})
     assert "_plan_completion" in r.stdout and "complete -o" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_the_readme_shows_what_plan_solve_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "What you get" block is the real output of its first command: every line it shows is a line of
+    the output (a line it shortens with "..." is the start of one), in the same order."""
+    readme = (REPO / "README.md").read_text()
+    command = "$ plan solve constraints/datacenter.yaml\n"
+    start = readme.index(command) + len(command)
+    shown = [line for line in readme[start:readme.index("```", start)].splitlines()
+             if line.strip() and line.strip() != "..."]
+    monkeypatch.chdir(REPO)  # the README's command runs from the checkout, and its output names files relatively
+    r = CliRunner().invoke(main, ["solve", "constraints/datacenter.yaml"])
+    assert r.exit_code == 0
+    printed = r.stdout.splitlines()
+    at = 0
+    for line in shown:
+        prefix = line[:-3] if line.endswith("...") else None
+        while at < len(printed) and not (printed[at] == line if prefix is None else printed[at].startswith(prefix)):
+            at += 1
+        assert at < len(printed), f"README line not in the output (or out of order): {line!r}"
+        at += 1

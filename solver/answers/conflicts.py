@@ -198,6 +198,7 @@ def _witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
     u = ctx.universe
     a = ctx.problem.assumptions.values
     dl = u.deadline_day if "schedule.deadline" in active else None
+    fabric_limit = ctx.problem.spec.policy.max_fabrics if "policy.max_fabrics" in active else None
     earliest = u.earliest_day if "schedule.earliest_start" in active and \
         ctx.problem.spec.schedule.earliest_start is not None else 0
     for o in sub.options:
@@ -212,12 +213,23 @@ def _witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
             caps = {q.id: q.max_nodes if capacity_group(q.id) in active else pt.n for q in usable}
             if any(q.min_nodes <= pt.n <= caps[q.id] for q in usable):
                 return True
-            fabrics: dict[str, list[Any]] = {}
-            for q in usable:
-                fabrics.setdefault(q.fabric_id, []).append(q)
-            for qs in fabrics.values():
-                if sum(q.min_nodes for q in qs) <= pt.n <= sum(caps[q.id] for q in qs):
-                    return True
+            if _fabrics_supply(usable, caps, pt.n, fabric_limit):
+                return True
+    return False
+
+
+def _fabrics_supply(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None) -> bool:
+    """n nodes from every usable quote of at most `fabric_limit` fabrics (None: any number), tried as the
+    fabrics of the largest capacity first, and each alone (a sound test: a smaller fabric may fit a minimum size
+    the largest ones together exceed)."""
+    fabrics: dict[str, list[Any]] = {}
+    for q in usable:
+        fabrics.setdefault(q.fabric_id, []).append(q)
+    groups = sorted(fabrics.values(), key=lambda qs: (-sum(caps[q.id] for q in qs), qs[0].fabric_id))
+    chosen = groups if fabric_limit is None else groups[:fabric_limit]
+    for qs in [*groups, [q for g in chosen for q in g]]:
+        if sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
+            return True
     return False
 
 

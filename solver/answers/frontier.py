@@ -205,14 +205,18 @@ def _first_finish(ctx: Context, pair: str, cap: int) -> int | None:
     deadline enforced); None when none can (by the point bounds; everything is a candidate when they are off)."""
     if not ctx.bounds.sound:
         return 0
+    # No plan at a point starts before its option is ready (rule delays only add days): points are visited by that
+    # earliest finish, and the search stops at the first whose earliest finish is no better than the best bound.
+    order = sorted(((o.ready_day + pt.days, k, pt) for o in ctx.universe.subset(pair).options
+                    for k, pt in enumerate(o.points) if pt.workable and pt.fits), key=lambda e: (e[0], e[1]))
     first: int | None = None
-    for o in ctx.universe.subset(pair).options:
-        for pt in o.points:
-            if pt.workable and pt.fits and pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min) <= \
-                    (cap + 1) * ctx.unit and not ctx.screen.excluded(pt):
-                low = ctx.bounds.point_lower(pt)
-                if low is not None and low[0] <= cap:
-                    first = low[2] if first is None else min(first, low[2])
+    for earliest, _k, pt in order:
+        if first is not None and earliest >= first:
+            break
+        if not ctx.screen.excluded(pt):
+            low = ctx.bounds.point_lower(pt)
+            if low is not None and low[0] <= cap:
+                first = low[2] if first is None else min(first, low[2])
     return first
 
 

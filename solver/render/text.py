@@ -72,7 +72,7 @@ def _quote_text(p: Plan) -> list[str]:
 
 
 def plan_block(p: Plan, deadline: date | None = None, budget: float | None = None, applies_to: str = "cash") -> str:
-    lines = [f"CHOSEN  {p.accelerator} · {p.system} · {p.mode}  —  {plural(p.nodes, 'node')} = "
+    lines = [f"CHOSEN  {p.accelerator} · {p.system} · {p.offer or p.mode}  —  {plural(p.nodes, 'node')} = "
              f"{plural(p.gpus, 'GPU')}"]
     q = _quote_text(p)
     lines.append(f"  quotes        {q[0]}")
