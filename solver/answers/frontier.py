@@ -23,15 +23,18 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from ..estimate.options import Point
 from ..inputs.overrides import Change
 from ..inputs.problem import Problem
-from ..model.builder import Built
 from ..model.money import units
+from ..model.screening import Screen
 from ..solve.engine import OPTIMAL
 from ..solve.pipeline import Context, SolveSettings, prepare, solve_pair, solve_problem
 from ..solve.plan import Plan, Result
 
 log = logging.getLogger(__name__)
+
+DEADLINE = "schedule.deadline"
 
 MAX_POINTS = 60
 """Most dates `plan frontier` solves for: each is a complete proven solve."""
@@ -168,28 +171,24 @@ def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
     if chosen is None:
         return None
     blocked = {f"{e.accelerator}/{e.mode}" for e in result.excluded if e.mode and e.system is None and e.proven
-               and e.reasons and all(r.group is not None and r.group != "schedule.deadline" for r in e.reasons)}
+               and e.reasons and all(r.group is not None and r.group != DEADLINE for r in e.reasons)}
     problem = ctx.problem
     free = without_deadline(problem, "time")
     universe = dataclasses.replace(ctx.universe, deadline_day=None)   # the same points, the finish date free
     sub = prepare(free, ctx.settings, estimates=ctx.estimates, unit=ctx.unit, engine=ctx.engine, universe=universe)
     cap = units(chosen.total_cost, ctx.unit) - 1
 
-    def under_cap(b: Built) -> list[Any]:
-        b.model.add(b.cost <= cap)
-        return []
-
     # Branch and bound over pairs: each pair's earliest possible finish among its points that could cost less; pairs
     # in that order, and none whose earliest finish is after the best plan found. The cap bounds every plan's cost,
     # so it is the ceiling the time objective needs (finish first, then cost).
     firsts = sorted((f, p) for p in sub.universe.pairs()
-                    if p not in blocked and (f := _first_finish(sub, p, cap)) is not None)
+                    if p not in blocked and (f := _first_finish(sub, ctx.screen, p, cap)) is not None)
     best: tuple[int, str, Plan] | None = None
     proven = True
     for first, pair in firsts:
         if best is not None and first > best[0]:
             break
-        out = solve_pair(sub, sub.universe.subset(pair), cap, tie_break=False, forced=under_cap)
+        out = solve_pair(sub, sub.universe.subset(pair), cap, tie_break=False, cost_cap=cap)
         proven = proven and out.status in (OPTIMAL, "infeasible")
         if out.plan is not None and out.objective is not None and (
                 best is None or ((out.plan.finish - problem.as_of).days, out.plan.total_cost, pair) <
@@ -200,9 +199,14 @@ def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
     return _point(problem, best[2], proven)
 
 
-def _first_finish(ctx: Context, pair: str, cap: int) -> int | None:
+def _first_finish(ctx: Context, screen: Screen, pair: str, cap: int) -> int | None:
     """A lower bound on the finish day of the pair's plans that cost at most `cap` units (every group but the
-    deadline enforced); None when none can (by the point bounds; everything is a candidate when they are off)."""
+    deadline enforced); None when none can (by the point bounds; everything is a candidate when they are off).
+
+    Points are ruled out by `screen`, the screen of the problem with its deadline, through the reasons that do not
+    involve the deadline: they hold without it, and the solve has computed them already (a screen of the problem
+    without a deadline would compute them all again). Reasons it does not list only leave a point in, which can
+    only lower the bound."""
     if not ctx.bounds.sound:
         return 0
     # No plan at a point starts before its option is ready (rule delays only add days): points are visited by that
@@ -213,11 +217,16 @@ def _first_finish(ctx: Context, pair: str, cap: int) -> int | None:
     for earliest, _k, pt in order:
         if first is not None and earliest >= first:
             break
-        if not ctx.screen.excluded(pt):
+        if not _out_without_deadline(screen, pt):
             low = ctx.bounds.point_lower(pt)
             if low is not None and low[0] <= cap:
                 first = low[2] if first is None else min(first, low[2])
     return first
+
+
+def _out_without_deadline(screen: Screen, pt: Point) -> bool:
+    return pt.n < screen.facts(pt.option).min_nodes or any(
+        DEADLINE not in item for item in screen.violations(pt, budget=False))
 
 
 def neighbours(ctx: Context, result: Result) -> dict[str, FrontierPoint | None]:

@@ -133,12 +133,15 @@ class Bounds:
             self._options[o.id] = got
         return got
 
-    def point_bound(self, pt: Point, cost_hi: int | None) -> int | None:
-        """A lower bound on the model objective of any plan at this point with every group enforced, or None."""
+    def point_bound(self, pt: Point, cost_hi: int | None, cost_cap: int | None = None) -> int | None:
+        """A lower bound on the model objective of any plan at this point with every group enforced, or None — also
+        when no plan there can cost at most `cost_cap` units (a cap the caller enforces in the model)."""
         low = self.point_lower(pt)
         if low is None:
             return None
         cost, _cash, finish = low
+        if cost_cap is not None and cost > cost_cap:
+            return None
         return int(objective(cost, finish, self.problem, self.screen.universe.horizon, cost_hi, self.unit))
 
 

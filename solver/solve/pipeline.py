@@ -197,12 +197,13 @@ def optimise(ctx: Context, b: Built, assumptions: list[Any] | None = None, *, ti
 
 def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
-               hint: Hint | None = None) -> PairOutcome:
+               hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
 
     Among quotes tied on cost, `Screen.dominated_quotes` may drop a different one over a subset of points than over
     all of them — still optimal and deterministic. `forced` constraints only restrict plans, so the bounds stay
-    valid under them. An unproven search falls back to the model over every point."""
+    valid under them. `cost_cap` (units) is a hard limit on the plan's cost: enforced in the model, and points
+    whose cost bound exceeds it are never modelled. An unproven search falls back to the model over every point."""
     pair = universe.options[0].pair if universe.options else "?"
     pts = [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
 
@@ -210,13 +211,15 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
         return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep)
 
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
+        if cost_cap is not None:
+            b.model.add(b.cost <= cost_cap)
         return optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=h, label=pair)
 
     if not pts:  # every point has a point-local proof that it cannot be chosen
         return PairOutcome(INFEASIBLE, None, None, None)
     ranked = [] if not ctx.bounds.sound else \
-        sorted(((lb, k, pt) for k, pt in enumerate(pts) if (lb := ctx.bounds.point_bound(pt, cost_hi)) is not None),
-               key=lambda t: (t[0], t[1]))
+        sorted(((lb, k, pt) for k, pt in enumerate(pts)
+                if (lb := ctx.bounds.point_bound(pt, cost_hi, cost_cap)) is not None), key=lambda t: (t[0], t[1]))
     if not ranked:
         return run(model(None), hint, tie_break)
 
