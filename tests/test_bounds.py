@@ -131,18 +131,13 @@ def test_price_templates_match_the_cost_functions() -> None:
             t = pt.time
             for q in o.quotes:
                 if o.mode == "buy":
-                    direct = buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
-                                            wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
-                                            wait_days=0, node_kw=float(o.system.node_kw.value), pue=site.pue,
-                                            usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
-                                            owning=owning(lp), consumer=o.accel.cls == "consumer",
-                                            estimate=q.kind == "estimate")
-                    waited = buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
-                                            wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
-                                            wait_days=40, node_kw=float(o.system.node_kw.value), pue=site.pue,
-                                            usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
-                                            owning=owning(lp), consumer=o.accel.cls == "consumer",
-                                            estimate=q.kind == "estimate")
+                    direct, waited = (
+                        buy_node_lines(price=q.price, nodes=pt.n, ideal_hours=t.ideal_hours,
+                                       wall_hours=t.wall_hours, install_days=a.install_days[o.accel.cls],
+                                       wait_days=wait, node_kw=float(o.system.node_kw.value), pue=site.pue,
+                                       usd_per_kwh=site.electricity_usd_per_kwh, money=a.money,
+                                       owning=owning(lp), consumer=o.accel.cls == "consumer",
+                                       estimate=q.kind == "estimate") for wait in (0, 40))
                     extra = pt.per_node.waited(q.id, 40)
                     tol = 1e-9 * waited.total_cash + 1e-6    # a difference of two affine fits of large totals
                     assert extra[0] == pytest.approx(waited.total_cost - direct.total_cost, abs=tol)
