@@ -70,7 +70,21 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
                         help="Every detail in the tables, and the solver's steps on stderr.")(fn)
 
 
+def _risk_set(path: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """An option that is a shorthand for `--set risk.<path>=VALUE` (kept in the context for `_load`)."""
+    def remember(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value is not None:
+            ctx.meta.setdefault("risk_sets", []).append(f"risk.{path}={value}")
+    return remember
+
+
 def _problem_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=None, expose_value=False,
+                      callback=_risk_set("uncertainty.seed"),
+                      help="Seed of the risk scenarios (default: assumptions.uncertainty.seed).")(fn)
+    fn = click.option("--scenarios", type=click.IntRange(100, 1_000_000), default=None, expose_value=False,
+                      callback=_risk_set("uncertainty.scenarios"),
+                      help="Risk scenarios per plan (default: assumptions.uncertainty.scenarios, 10,000).")(fn)
     fn = click.option("--allow-expired", is_flag=True, help="Use quotes whose valid_until is before as_of (warns).")(fn)
     fn = click.option("--quotes", "quotes", multiple=True, metavar="PATH",
                       help="Extra quote/catalog file or folder, layered over the bundled catalogs (repeatable); an "
@@ -90,7 +104,9 @@ def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> Any:
     from solver.inputs.problem import load_problem
-    return load_problem(file, list(sets), quotes=list(quotes))
+    ctx = click.get_current_context(silent=True)
+    risk_sets = list(ctx.meta.get("risk_sets", [])) if ctx is not None else []
+    return load_problem(file, list(sets) + risk_sets, quotes=list(quotes))
 
 
 def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
@@ -302,6 +318,42 @@ def frontier(file: str, points: int, chart_path: str | None, fmt: str, sets: tup
                            else None, "frontier": [frontier_dict(pt) for pt in found]}))
     else:
         out.write(render_frontier(found, problem.spec.schedule.deadline, "github" if fmt == "markdown" else "simple"))
+    return 0
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--bins", type=click.IntRange(3, 60), default=12, show_default=True,
+              help="Bars of each histogram.")
+@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg|pdf",
+              help="Also draw the distributions and the tornado (needs the optional matplotlib extra).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_problem_options
+@_solver_options
+@_common
+@_process
+def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...],
+         allow_expired: bool, time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
+    """The chosen plan's risk in detail: finish-date and cost distributions over the scenarios, and which
+    uncertainty moves the chance of the deadline and the cost most (a tornado)."""
+    from solver.answers.risk import analyse
+    from solver.render.jsonout import risk_report_dict, to_json
+    from solver.render.text import render_risk
+
+    if chart_path:
+        from solver.render.chart import check_available
+        from solver.render.files import check_target
+        check_available(chart_path)
+        check_target(chart_path, "--chart")
+    problem = _load(file, sets, quotes)
+    report = analyse(problem, _settings(time_limit, allow_expired, debug_model), bins)
+    if report is None:
+        out.write("no plan satisfies the problem: `plan solve` explains why.\n")
+        return 1
+    if chart_path:
+        from solver.render.chart import risk_chart
+        risk_chart(report, chart_path)
+    out.write(to_json(risk_report_dict(report)) if fmt == "json" else render_risk(report))
     return 0
 
 

@@ -14,6 +14,8 @@ Sources of the published figures: the Llama 3 paper [llama3-2024] and the BLOOM 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from solver.inputs.assumptions import load_assumptions
@@ -140,3 +142,42 @@ def test_expected_interruptions_for_llama_are_plausible(llama):
     per_day_est = llama["expected_interruptions"] / llama["days"]
     err = _pct(per_day_est, per_day_published)
     assert abs(err) <= TOLERANCE * 100, f"{per_day_est:.2f}/day vs published {per_day_published:.2f}/day ({err:+.1f}%)"
+
+
+# ---------------------------------------------------------------------- the published runs of calibration.yaml
+
+
+@pytest.fixture(scope="module")
+def published():
+    from solver.estimate.calibration import check_runs
+    from solver.inputs.calibration import load_calibration
+    return check_runs(load_calibration(), CAT, A)
+
+
+def test_the_calibration_set_spans_sizes_and_hardware(published):
+    runs = [c.run for c in published]
+    assert len(runs) >= 15
+    assert min(r.params for r in runs) <= 2e9 and max(r.params for r in runs) >= 400e9
+    assert {"a100-80gb", "a100-40gb", "h100-sxm"} <= {r.accelerator for r in runs}
+
+
+def test_the_estimate_is_unbiased_and_its_band_covers_about_80_percent(published):
+    """The README's calibration claims: no systematic bias, a median error near a fifth, and the P10-P90 band of
+    the scenarios holding about 80% of the published GPU-hours (70-90% allowed: 22 runs)."""
+    import statistics
+    log_ratios = [math.log(c.run.gpu_hours / c.estimate) for c in published]
+    assert abs(statistics.median(log_ratios)) < 0.15
+    assert statistics.median(abs(c.estimate / c.run.gpu_hours - 1) for c in published) < 0.30
+    inside = sum(c.p10 <= c.run.gpu_hours <= c.p90 for c in published) / len(published)
+    assert 0.70 <= inside <= 0.90, inside
+    assert max(abs(r) for r in log_ratios) < math.log(2.2), "no run is off by more than 2.2x"
+
+
+def test_calibration_runs_cite_the_bibliography():
+    from solver.inputs.bibliography import cited, load_bibliography
+    from solver.inputs.calibration import load_calibration
+    bib = load_bibliography()
+    cal = load_calibration()
+    for r in [*cal.gpu_hour_runs, *cal.mfu_points]:
+        tags = cited(r.source)
+        assert tags and all(t in bib for t in tags), r.id

@@ -14,13 +14,14 @@ from .conflicts import exclusion_reasons
 from .frontier import neighbours
 from .unpriced import break_evens as unpriced_break_evens
 from .relax import explain
+from .risk import risk_table
 
 
 @collect.paused()
 def explained(ctx: Context, result: Result) -> Result:
     """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
-    explanation; with a plan, its neighbours on the time–cost frontier; and the break-even price of every unpriced
-    quote (a new Result; the solve's is not changed)."""
+    explanation; with a plan, its neighbours on the time–cost frontier and the risk of it and its runners-up by
+    scenarios; and the break-even price of every unpriced quote (a new Result; the solve's is not changed)."""
     excluded = list(result.excluded)
     if result.infeasible_pairs and ctx.settings.alternatives:
         for pair, conflict in exclusion_reasons(ctx, list(result.infeasible_pairs)).items():
@@ -33,6 +34,8 @@ def explained(ctx: Context, result: Result) -> Result:
     extra = dict(result.extra)
     if out.plan is not None and ctx.settings.alternatives:
         extra["frontier"] = neighbours(ctx, out)
+    if out.plan is not None and ctx.settings.alternatives:
+        extra["risk"] = risk_table(ctx, out)
     if ctx.universe.unpriced and ctx.settings.alternatives:
         extra["unpriced"] = unpriced_break_evens(ctx.problem, ctx.settings, ctx, out)
     return replace(out, extra=extra)

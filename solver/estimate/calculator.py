@@ -15,8 +15,10 @@ from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Catalog, System
 from ..inputs.names import did_you_mean
 from ..inputs.units import parse_quantity
-from .compute import estimate_time, training_flops, utilisation
+from .compute import TimeEstimate, estimate_time, training_flops, utilisation
 from .memory import adapter_params, capacity_cards, fit_memory, min_gpus, model_shape, states_bytes_total
+from .scenarios import quantile, wall_hours
+from .uncertainty import Draws, mfu_factor, mfu_sigma
 
 
 @dataclass
@@ -87,6 +89,7 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                       peak_tflops=accel.peak_tflops(inp.precision), util=util.value, accel_class=accel.cls,
                       checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt_params)
     states_total = states_bytes_total(inp.params, inp.method, inp.optimizer, shape, a.memory, inp.lora_rank)
+    band = _band(t, a, accel.software, accel.cls, inp.gpus) if t else {}
     return {
         "accelerator": accel.id, "system": system.id, "gpus": inp.gpus, "nodes": nodes,
         "shape": {"layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads},
@@ -105,4 +108,19 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
         "days": round(t.days, 2) if t else None,
         "expected_interruptions": round(t.interruptions, 1) if t else None,
         "workable": t is not None,
+        **band,
     }
+
+
+def _band(t: TimeEstimate, a: Assumptions, software: str, accel_class: str, gpus: int) -> dict[str, Any]:
+    """The P10-P90 band of GPU-hours and days over the uncertainty model's scenarios (MFU spread and
+    interruptions; `uncertainty.py`): the point estimate above is at the median MFU."""
+    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
+    wall = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, software, accel_class),
+                      draws.normal("interruptions"))
+    out: dict[str, Any] = {"mfu_sigma": round(mfu_sigma(a, software, accel_class), 4), "scenarios": draws.n}
+    for q in (10, 50, 90):
+        w = quantile(wall, q / 100)
+        out[f"gpu_hours_p{q}"] = round(w * gpus, 0)
+        out[f"days_p{q}"] = round(w / 24.0, 2)
+    return out

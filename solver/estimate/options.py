@@ -600,3 +600,21 @@ def _affine_sums(terms: list[Term]) -> Sums:
 
 __all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready",
            "EstimateCache", "estimate_point", "workload_utilisation", "owning", "offer_of", "OFFERS"]
+
+
+def node_cost_at(opt: Option, q: Quote, problem: Problem, n: int, wall_hours: float, wait_days: int
+                 ) -> tuple[float, float]:
+    """(cost at price 0, cost per dollar of price) of one node of quote `q` at n nodes for a run of `wall_hours`
+    (every hour of it billed or held, failures included), without the estimated-price premium: the same formulas
+    as the model's templates, at a wall time the scenarios choose (`scenarios.py`)."""
+    t = TimeEstimate(0.0, 0.0, 0.0, wall_hours, wall_hours, 0.0, math.inf, 0.0)
+    a = problem.assumptions.values
+    c0, c1, _k0, _k1 = _template(opt, (q.commit_months, False), problem.spec, a, n, t,
+                                 float(opt.system.node_kw.value), owning(problem), wait_days, True)
+    return c0, c1
+
+
+def plan_fixed_cost_at(opt: Option, problem: Problem, n: int, wall_hours: float) -> float:
+    """The per-plan lines (porting, operations) of a run of `wall_hours` at n nodes."""
+    return fixed_lines(mode=opt.mode, gpus=n * opt.system.per_node, nodes=n, wall_hours=wall_hours,
+                       porting_weeks=opt.porting.weeks, money=problem.assumptions.values.money).total_cost

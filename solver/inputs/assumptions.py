@@ -115,6 +115,30 @@ class MoneyA(Strict):
         return self
 
 
+Sigma = Annotated[float, Field(ge=0, le=3)]
+MAX_SCENARIOS = 1_000_000
+"""Most scenarios one evaluation may draw: each plan evaluated holds a few arrays of this length, and a chance
+constraint one per candidate point and quote, so the count is bounded by the memory it takes."""
+
+
+class MfuSigma(Strict):
+    """Spread (σ of the logarithm) of achieved MFU around the estimate, which is its median: a part common to every
+    platform (how far the workload's real efficiency is from the model) and parts by software stack and hardware
+    class (how immature the platform is). Independent parts add in quadrature."""
+
+    common: Sigma
+    software: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], Sigma]
+    accel_class: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], Sigma]
+
+
+class UncertaintyA(Strict):
+    scenarios: int = Field(ge=100, le=MAX_SCENARIOS)
+    seed: int = Field(ge=0, le=2**63 - 1)
+    mfu_sigma: MfuSigma
+    porting_delay_sigma: Sigma
+    estimate_price_sigma: Sigma
+
+
 MAX_GRID_COUNTS = 1000
 """Most node counts one option may be evaluated at. Every count is a point with its own memory, time and cost
 estimates (and CP-SAT literals), so the grid is bounded by the work it creates, checked before any of it is done:
@@ -161,6 +185,7 @@ class Assumptions(Strict):
     porting: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], dict[Framework, Porting]]
     money: MoneyA
     node_grid: NodeGrid
+    uncertainty: UncertaintyA
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def catalog_files() -> list[tuple[str, Traversable]]:
     return out
 
 
-NOT_CATALOGS = ("assumptions.yaml", "bibliography.yaml")
+NOT_CATALOGS = ("assumptions.yaml", "bibliography.yaml", "calibration.yaml")
 
 
 def load(name: str) -> Source:

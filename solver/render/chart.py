@@ -62,3 +62,36 @@ def frontier_chart(points: list[Any], deadline: Any, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def risk_chart(rep: Any, path: str) -> None:
+    """`plan risk --chart`: the finish-date and cost histograms and the tornado of P(deadline)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from datetime import timedelta
+
+    as_of = rep.problem.as_of
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    ax = axes[0]
+    ax.bar([as_of + timedelta(days=(a + b) / 2) for a, b, _w in rep.finish_bins],
+           [w for _a, _b, w in rep.finish_bins], width=max(1.0, rep.finish_bins[0][1] - rep.finish_bins[0][0]))
+    if rep.problem.spec.schedule.deadline is not None:
+        ax.axvline(rep.problem.spec.schedule.deadline, color="tab:red", linestyle="--", linewidth=1)
+    ax.set_title("finish date")
+    fig.autofmt_xdate()
+    ax = axes[1]
+    ax.bar([(a + b) / 2e6 for a, b, _w in rep.cost_bins], [w for _a, _b, w in rep.cost_bins],
+           width=max(1e-9, (rep.cost_bins[0][1] - rep.cost_bins[0][0]) / 1e6))
+    ax.set_title("cost ($M)")
+    ax = axes[2]
+    swings = [sw for sw in rep.swings if None not in sw.p_deadline]
+    for i, sw in enumerate(reversed(swings)):
+        lo, hi = sorted(sw.p_deadline)
+        ax.barh(i, max(hi - lo, 0.004), left=lo, color="tab:blue")
+    ax.set_yticks(range(len(swings)), [sw.label for sw in reversed(swings)], fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_title("P(deadline): each uncertainty at its deciles", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

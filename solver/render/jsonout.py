@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import date, timedelta
 from typing import Any
 
 from ..estimate.options import Universe
+from ..estimate.scenarios import RiskStats
 from ..inputs.problem import Problem
 from ..inputs.saved import SCHEMA_VERSION
 from ..solve.plan import ExcludedOption, Plan, PlanQuote, Result, billed_months
@@ -20,7 +22,7 @@ def _r(x: float, nd: int = 2) -> float:
     return float(round(x, nd))
 
 
-def plan_dict(p: Plan) -> dict[str, Any]:
+def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None) -> dict[str, Any]:
     return {
         "option": p.option, "accelerator": p.accelerator, "system": p.system, "mode": p.mode, "offer": p.offer,
         "vendor": p.vendor,
@@ -36,7 +38,20 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
         "rules_applied": list(p.rules_applied), "warnings": list(p.warnings),
         **({"after_run": p.after_run} if p.mode == "buy" else {}),
+        **({"risk": risk_dict(risk, as_of)} if risk is not None and as_of is not None else {}),
     }
+
+
+def risk_dict(r: RiskStats, as_of: date) -> dict[str, Any]:
+    """A plan's risk by scenarios (answers/risk.py): dates, dollars, the count and the seed that reproduce it."""
+    def day(d: int) -> str:
+        return (as_of + timedelta(days=d)).isoformat()
+
+    return {"p_deadline": None if r.p_deadline is None else _r(r.p_deadline, 4),
+            "finish_p50": day(r.finish_p50), "finish_p80": day(r.finish_p80), "finish_p90": day(r.finish_p90),
+            "cost_expected_usd": _r(r.cost_expected, 0), "cost_p90_usd": _r(r.cost_p90, 0),
+            "cvar95_usd": _r(r.cvar95, 0), "cost_std_error_usd": _r(r.cost_std_error, 0),
+            "scenarios": r.scenarios, "seed": r.seed}
 
 
 def _quote(q: PlanQuote, p: Plan) -> dict[str, Any]:
@@ -61,12 +76,14 @@ def excluded_dict(e: ExcludedOption) -> dict[str, Any]:
 
 
 def result_dict(r: Result) -> dict[str, Any]:
+    risk: dict[str, RiskStats] = r.extra.get("risk", {})
     return {
         "schema_version": SCHEMA_VERSION, "problem": r.problem_name, "as_of": r.as_of.isoformat(),
         "status": r.status,
         "objective": {"value_units": r.objective, "bound_units": r.bound, "money_unit_usd": r.unit},
-        "plan": plan_dict(r.plan) if r.plan else None,
-        "alternatives": [{**plan_dict(a.plan), "delta_usd": _r(a.delta_usd, 0)} for a in r.alternatives],
+        "plan": plan_dict(r.plan, risk.get(r.plan.option), r.as_of) if r.plan else None,
+        "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of), "delta_usd": _r(a.delta_usd, 0)}
+                         for a in r.alternatives],
         "excluded": [excluded_dict(e) for e in r.excluded],
         "expired_quotes": [{"id": q, "valid_until": d.isoformat()} for q, d in r.expired],
         "quotes_dated_after_as_of": [{"id": q, "quoted_on": d.isoformat()} for q, d in r.not_yet_quoted],
@@ -75,6 +92,26 @@ def result_dict(r: Result) -> dict[str, Any]:
         **({"unpriced": r.extra["unpriced"]} if r.extra.get("unpriced") else {}),
         **({"frontier": [frontier_dict(pt, r.plan, rel) for rel, pt in sorted(r.extra["frontier"].items())
                          if pt is not None]} if "frontier" in r.extra and r.plan is not None else {}),
+    }
+
+
+def risk_report_dict(rep: Any) -> dict[str, Any]:
+    """`plan risk --format json` (answers/risk.RiskReport)."""
+    as_of = rep.problem.as_of
+
+    def day(d: float) -> str:
+        return (as_of + timedelta(days=round(d))).isoformat()
+
+    return {
+        "schema_version": SCHEMA_VERSION, "problem": rep.problem.spec.name, "as_of": as_of.isoformat(),
+        "deadline": rep.problem.spec.schedule.deadline.isoformat() if rep.problem.spec.schedule.deadline else None,
+        "plan": plan_dict(rep.plan, rep.stats, as_of),
+        "histogram": {"finish": [{"from": day(a), "to": day(b), "share": _r(w, 4)} for a, b, w in rep.finish_bins],
+                      "cost": [{"from_usd": _r(a, 0), "to_usd": _r(b, 0), "share": _r(w, 4)}
+                               for a, b, w in rep.cost_bins]},
+        "tornado": [{"uncertainty": sw.group, "label": sw.label,
+                     "p_deadline": [None if p is None else _r(p, 4) for p in sw.p_deadline],
+                     "cost_expected_usd": [_r(c, 0) for c in sw.cost_expected]} for sw in rep.swings],
     }
 
 

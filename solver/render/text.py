@@ -9,7 +9,7 @@ text cleaned of control characters (`safe.clean`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from tabulate import tabulate
@@ -132,6 +132,50 @@ def frontier_lines(r: Result, deadline: date | None) -> str:
                      f"({delta / chosen.total_cost:+.1%}): {p.accelerator} · {p.system} · {p.offer or p.mode}, "
                      f"{plural(p.nodes, 'node')}" + ("" if pt.proven else " [not proven: time limit]"))
     return clean("\n" + "\n".join(lines)) if lines else ""
+
+
+def _pct(p: float | None) -> str:
+    return "-" if p is None else f"{p:.0%}"
+
+
+def risk_lines(r: Result) -> str:
+    """The chosen plan's risk by scenarios, two lines under its cost (empty without a risk table)."""
+    chosen = r.plan
+    stats = (r.extra.get("risk") or {}).get(chosen.option) if chosen is not None else None
+    if chosen is None or stats is None:
+        return ""
+    day = _day_of(r)
+    chance = "" if stats.p_deadline is None else f"{stats.p_deadline:.0%} chance to finish by the deadline; "
+    return clean(f"\n  risk          {chance}finish P50 {day(stats.finish_p50)}, P80 {day(stats.finish_p80)}, "
+                 f"P90 {day(stats.finish_p90)}\n                cost expected {usd(stats.cost_expected)}, "
+                 f"P90 {usd(stats.cost_p90)}, CVaR95 {usd(stats.cvar95)} ({stats.scenarios:,} scenarios, "
+                 f"seed {stats.seed})")
+
+
+def _day_of(r: Result) -> Any:
+    def day(d: int) -> str:
+        return str(r.as_of + timedelta(days=d))
+    return day
+
+
+def risk_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
+    """Chosen plan and runners-up by scenarios (answers/risk.py): chance of the deadline, dates, money."""
+    risk = r.extra.get("risk") or {}
+    plans = ([(r.plan, True)] if r.plan else []) + [(a.plan, False) for a in r.alternatives]
+    if top is not None:
+        plans = plans[: max(1, top)]
+    day = _day_of(r)
+    rows = []
+    for p, chosen in plans:
+        st = risk.get(p.option)
+        if st is None:
+            continue
+        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.nodes, _pct(st.p_deadline),
+                     day(st.finish_p50), day(st.finish_p90), usd(p.total_cost), usd(st.cost_expected),
+                     usd(st.cost_p90), usd(st.cvar95)])
+    return clean(tabulate(rows, headers=["", "accelerator", "mode", "nodes", "P(deadline)", "finish P50",
+                                         "finish P90", "model cost", "expected", "P90 cost", "CVaR95"],
+                          tablefmt=fmt))
 
 
 def unpriced_lines(r: Result) -> list[str]:
@@ -266,7 +310,7 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
                       [status_line(r), ""])
     if r.plan:
         block = plan_block(r.plan, deadline, budget, applies_to)
-        block += frontier_lines(r, deadline)
+        block += frontier_lines(r, deadline) + risk_lines(r)
         out += (["## Chosen plan", "", "```", block, "```", ""] if markdown else [block, ""])
     if warnings:
         out += (["## Warnings", ""] + [f"- {clean(w)}" for w in warnings] + [""] if markdown else
@@ -281,6 +325,12 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
                  "that can work (* = rests on an estimated price):")
         out += (["## Candidates", "", candidates_table(r, fmt, top), ""] if markdown else
                 [title, candidates_table(r, fmt, top), ""])
+    if r.extra.get("risk"):
+        first = next(iter(r.extra["risk"].values()))
+        title = (f"Risk by scenarios ({first.scenarios:,} scenarios of MFU, interruptions, delivery, porting and "
+                 f"estimated prices; seed {first.seed}):")
+        out += (["## Risk", "", title, "", risk_table(r, fmt, top), ""] if markdown else
+                [title, risk_table(r, fmt, top), ""])
     if r.explanation:
         text = render_explanation(r.explanation, verbose=verbose)
         out += (["## Why there is no plan", "", "```", text, "```", ""] if markdown else [text, ""])
@@ -445,4 +495,44 @@ def render_estimate(out: dict[str, Any]) -> str:
          if out["workable"] else "unworkable: failures dominate"],
         ["days", f"{out['days']:.1f}" if out["workable"] else "-"],
     ]
+    if out["workable"]:
+        rows += [["P10-P90 (scenarios)", f"{out['gpu_hours_p10']:,.0f}-{out['gpu_hours_p90']:,.0f} GPU-hours, "
+                                         f"{out['days_p10']:.1f}-{out['days_p90']:.1f} days (MFU spread "
+                                         f"{out['mfu_sigma']:.2f} in log, interruptions; {out['scenarios']:,} "
+                                         "scenarios)"]]
     return clean(tabulate(rows, tablefmt="plain")) + "\n"
+
+
+BAR_WIDTH = 40
+"""Characters of the longest histogram bar."""
+
+
+def _bars(bins: Sequence[tuple[float, float, float]], label: Any) -> list[str]:
+    top = max(w for _a, _b, w in bins) or 1.0
+    return [f"  {label(a, b):<27} {'#' * max(0, round(BAR_WIDTH * w / top)):<{BAR_WIDTH}} {w:6.1%}"
+            for a, b, w in bins]
+
+
+def render_risk(rep: Any) -> str:
+    """`plan risk`: the chosen plan's distributions and tornado (answers/risk.RiskReport)."""
+    p, st = rep.plan, rep.stats
+    as_of = rep.problem.as_of
+
+    def day(d: float) -> str:
+        return str(as_of + timedelta(days=round(d)))
+
+    deadline = rep.problem.spec.schedule.deadline
+    lines = [f"Risk of the chosen plan: {p.accelerator} · {p.system} · {p.offer or p.mode}, "
+             f"{plural(p.nodes, 'node')} ({st.scenarios:,} scenarios, seed {st.seed})"]
+    chance = f"deadline {deadline}: {st.p_deadline:.0%} chance; " if st.p_deadline is not None and deadline else ""
+    lines.append(f"  {chance}finish P50 {day(st.finish_p50)}, P80 {day(st.finish_p80)}, P90 {day(st.finish_p90)} "
+                 f"(planned {p.finish})")
+    lines.append(f"  cost: model {usd(p.total_cost)}; expected {usd(st.cost_expected)} "
+                 f"(± {usd(st.cost_std_error)} sampling), P90 {usd(st.cost_p90)}, CVaR95 {usd(st.cvar95)}")
+    lines += ["", "Finish date:"] + _bars(rep.finish_bins, lambda a, b: f"{day(a)} .. {day(b)}")
+    lines += ["", "Cost:"] + _bars(rep.cost_bins, lambda a, b: f"{usd(a)} .. {usd(b)}")
+    rows = [[sw.label, " / ".join(_pct(x) for x in sw.p_deadline),
+             f"{usd(sw.cost_expected[0])} / {usd(sw.cost_expected[1])}"] for sw in rep.swings]
+    lines += ["", "What moves it (each uncertainty held at its favourable / unfavourable 10% decile, the others "
+                  "random):", tabulate(rows, headers=["uncertainty", "P(deadline)", "expected cost"])]
+    return clean("\n".join(lines)) + "\n"
