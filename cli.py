@@ -102,6 +102,24 @@ def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                              "the same on every machine).")(fn)
 
 
+def _executor_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--executor", type=click.Choice(["process", "local", "ray"]), default="process",
+                      show_default=True,
+                      help="Where the re-solves run: a local process pool, this process, or Ray "
+                           "(pip install 'plan[ray]').")(fn)
+    fn = click.option("--address", default=None, metavar="ADDR",
+                      help="Ray cluster for --executor ray: auto (the cluster this machine belongs to) or "
+                           "ray://HEAD:10001 [default: a local Ray].")(fn)
+    return click.option("--workers", type=click.IntRange(1, 4096), default=None,
+                        help="Processes (process) or CPUs of a local Ray (ray) [default: the CPUs this process "
+                             "may use].")(fn)
+
+
+def _executor(name: str, workers: int | None, address: str | None) -> Any:
+    from solver.answers.executors import make_executor
+    return make_executor(name, workers, address)
+
+
 def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> Any:
     from solver.inputs.problem import load_problem
     ctx = click.get_current_context(silent=True)
@@ -247,13 +265,15 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
 @click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg|pdf",
               help="Also draw the sweeps (needs the optional matplotlib extra).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_executor_options
 @_problem_options
 @_solver_options
 @_common
 @_process
 def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, chart_path: str | None,
-                fmt: str, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, time_limit: float,
-                debug_model: str | None, out: Any, verbose: bool) -> int:
+                fmt: str, executor: str, workers: int | None, address: str | None, sets: tuple[str, ...],
+                quotes: tuple[str, ...], allow_expired: bool, time_limit: float, debug_model: str | None, out: Any,
+                verbose: bool) -> int:
     """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
     from solver.answers.sensitivity import break_evens, sweeps
     from solver.render.jsonout import to_json
@@ -264,13 +284,14 @@ def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bo
         from solver.render.files import check_target
         check_available(chart_path)
         check_target(chart_path, "--chart")
+    run_on = _executor(executor, workers, address)
     problem = _load(file, sets, quotes)
     settings = _settings(time_limit, allow_expired, debug_model)
     be = break_evens(problem, settings, top)
     if not be:
         out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
         return 1
-    sw = {} if no_sweeps else sweeps(problem, settings, list(sweep_names) or None)
+    sw = {} if no_sweeps else sweeps(problem, settings, list(sweep_names) or None, run_on)
     if chart_path:
         from solver.render.chart import chart
         chart(sw, chart_path)
@@ -318,6 +339,39 @@ def frontier(file: str, points: int, chart_path: str | None, fmt: str, sets: tup
                            else None, "frontier": [frontier_dict(pt) for pt in found]}))
     else:
         out.write(render_frontier(found, problem.spec.schedule.deadline, "github" if fmt == "markdown" else "simple"))
+    return 0
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set-grid", "grid", multiple=True, required=True, metavar="PATH=V1,V2,...",
+              help="A problem value and the values it takes (repeatable: every combination is solved), e.g. "
+                   "budget.max_usd=50M,100M,150M.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True)
+@_executor_options
+@_problem_options
+@_solver_options
+@_common
+@_process
+def sweep(file: str, grid: tuple[str, ...], executor: str, workers: int | None, address: str | None, fmt: str,
+          sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, time_limit: float,
+          debug_model: str | None, out: Any, verbose: bool) -> int:
+    """Solve every combination of what-if values (each point optimal on its own) on a process pool or Ray; the
+    answers are identical on every executor."""
+    from solver.answers.sweep import parse_axis, run_unit, units
+    from solver.render.jsonout import sweep_dict, to_json
+    from solver.render.text import render_sweep
+
+    run_on = _executor(executor, workers, address)
+    axes = [parse_axis(g) for g in grid]
+    problem = _load(file, sets, quotes)
+    work = units(problem, axes, _settings(time_limit, allow_expired, debug_model))
+    rows = run_on.map(run_unit, work)
+    if fmt == "json":
+        out.write(to_json(sweep_dict(problem, axes, rows)))
+    else:
+        out.write(render_sweep(axes, rows, "github" if fmt == "markdown" else "simple"))
     return 0
 
 

@@ -318,3 +318,20 @@ def test_combined_relaxation_restores_feasibility() -> None:
     assert comb is not None and comb["changes"]
     sets = [f"{c['group']}={c['to']}" for c in comb["changes"]]
     assert solve_problem(problem.with_sets(sets), QUICK).status == "optimal"
+
+
+@pytest.mark.parametrize("sets", [[], ["policy.deadline_confidence=0.9"]])
+def test_why_not_relaxations_keep_the_question(sets: list[str]) -> None:
+    """Why not MI355X on the 200B problem: every relaxation (including those found by re-solving what-ifs: rack
+    power, and the deadline under a confidence) must give an MI355X plan — relaxing rack power by 1 kW admits
+    bought B200s, which answers another question (a bug found while adding the confidence)."""
+    out = why_not(load_problem(ROOT / "constraints" / "datacenter.yaml", [*sets, "risk.uncertainty.scenarios=2000"]),
+                  "mi355x")
+    assert out["status"] == "infeasible"
+    found = out["explanation"]["relaxations"]
+    assert {r["group"] for r in found} >= {"schedule.deadline"}
+    for r in found:
+        assert r["plan"]["accelerator"] == "mi355x", r
+    deadline = next(r for r in found if r["group"] == "schedule.deadline")
+    if sets:  # the deadline at 90% confidence lies past the planned finish of the plan it admits
+        assert deadline["to"] > deadline["plan"]["finish"]

@@ -287,7 +287,7 @@ class PairOracle:
     def model(self, pair: str) -> Built:
         if pair not in self.models:
             b = build(self.problem, self.universe.subset(pair), self.ctx.screen, self.unit, guard="assume",
-                      elastic=self.elastic)
+                      elastic=self.elastic, cuts=self.ctx.cuts.get(pair, ()))
             self.models[pair] = b
             self.forced[pair] = self.forced_fn(b) if self.forced_fn else []
             for g, grp in b.groups.items():
@@ -406,7 +406,8 @@ class PairOracle:
         sub = self.universe.subset(pair)
 
         def step(keep: set[tuple[str, int]], _last: Step[Minimum] | None) -> Step[Minimum]:
-            b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep)
+            b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
+                      cuts=self.ctx.cuts.get(pair, ()))
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits], quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
 

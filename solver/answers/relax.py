@@ -69,6 +69,8 @@ def _relative(frm: float, to: float) -> float:
 def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[str]) -> dict[str, Any] | None:
     if g == "site.rack_power_kw":
         return _rack_power_relaxation(ctx, oracle)
+    if g == "policy.deadline_confidence" or (g == "schedule.deadline" and ctx.screen.chance is not None):
+        return _resolved_relaxation(ctx, oracle, g)
     spec, as_of, unit = ctx.problem.spec, ctx.problem.as_of, ctx.unit
     active = [h for h in groups if h != g]
     lower = spec.budget.applies_to if g == "budget.max_usd" else None
@@ -130,9 +132,7 @@ def _rack_power_relaxation(ctx: Context, oracle: PairOracle) -> dict[str, Any] |
 
     def status(v: int) -> str:
         if v not in statuses:
-            problem = ctx.problem.with_sets([f"site.rack_power_kw={v}"])
-            o2 = PairOracle(prepare(problem, ctx.settings, unit=ctx.unit, engine=ctx.engine, only_pairs=buy_pairs,
-                                    estimates=ctx.estimates))
+            o2 = what_if_oracle(ctx, oracle, [f"site.rack_power_kw={v}"], buy_pairs)
             statuses[v] = o2.status(o2.all_groups())
             oracles[v] = o2
         return statuses[v]
@@ -154,6 +154,78 @@ def _rack_power_relaxation(ctx: Context, oracle: PairOracle) -> dict[str, Any] |
     cheapest = o2.minimize(o2.all_groups(), lambda b: b.cost, lower="cost")
     if cheapest is not None:
         out["plan"] = plan_summary(o2.ctx, cheapest.model, cheapest.outcome.solver.value)
+    return out
+
+
+CONFIDENCE_STEP = 0.01
+"""Resolution of a relaxed `policy.deadline_confidence`: the largest confidence a plan meets, to the point below."""
+MAX_DEADLINE_DOUBLINGS = 12
+"""How far past the deadline (2^12 days from a day) a relaxation under a confidence looks before giving up."""
+
+
+def what_if_oracle(ctx: Context, oracle: PairOracle, sets: list[str], pairs: set[str] | None = None) -> PairOracle:
+    """An oracle over the problem with `sets` applied, asking what `oracle` asks: the same pairs (or those of them in
+    `pairs`) and the same forcing (a why-not's "this option is used"), solved by the same engine at the same unit."""
+    keep = set(oracle.items) if pairs is None else set(oracle.items) & pairs
+    sub = prepare(ctx.problem.with_sets(sets), ctx.settings, unit=ctx.unit, engine=ctx.engine, only_pairs=keep,
+                  estimates=ctx.estimates)
+    return PairOracle(sub, pairs=sorted(p for p in sub.universe.pairs() if p in keep), forced=oracle.forced_fn)
+
+
+def _resolved_relaxation(ctx: Context, oracle: PairOracle, g: str) -> dict[str, Any] | None:
+    """The deadline's confidence, or the deadline itself when a confidence binds it, relaxed by re-solving what-ifs
+    of the problem: the chance constraints are computed from the deadline and the confidence (`estimate/chance.py`),
+    so no slack in one model can stand for either. Feasibility is monotone in both, so a bisection finds the least
+    change: the largest confidence (to `CONFIDENCE_STEP`) or the earliest deadline (to the day) that has a plan."""
+    spec = ctx.problem.spec
+    statuses: dict[int, PairOracle] = {}
+
+    def oracle_at(step: int) -> PairOracle:
+        if step not in statuses:
+            change = (f"policy.deadline_confidence={step * CONFIDENCE_STEP:.2f}" if g == "policy.deadline_confidence"
+                      else f"schedule.deadline={spec.schedule.deadline + timedelta(days=step)}")  # type: ignore[operator]
+            statuses[step] = what_if_oracle(ctx, oracle, [change])
+        return statuses[step]
+
+    def feasible(step: int) -> bool:
+        o = oracle_at(step)
+        return o.status(o.all_groups()) == "feasible"
+
+    if g == "policy.deadline_confidence":
+        assert spec.policy.deadline_confidence is not None
+        top = math.ceil(round(spec.policy.deadline_confidence / CONFIDENCE_STEP, 9)) - 1
+        floor = round(0.5 / CONFIDENCE_STEP)
+        if top < floor or not feasible(floor):
+            return None
+        lo, hi = floor, top            # the largest feasible step in [floor, top]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if feasible(mid) else (lo, mid - 1)
+        found = lo
+        out: dict[str, Any] = {"group": g, "from": spec.policy.deadline_confidence,
+                               "to": round(found * CONFIDENCE_STEP, 2), "unit": "share",
+                               "change": _relative(spec.policy.deadline_confidence, found * CONFIDENCE_STEP)}
+    else:
+        assert spec.schedule.deadline is not None
+        hi = 1
+        while not feasible(hi):
+            hi *= 2
+            if hi > 2 ** MAX_DEADLINE_DOUBLINGS:
+                return None
+        lo = hi // 2 + 1 if hi > 1 else 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if feasible(mid) else (mid + 1, hi)
+        found = lo
+        span = max(1, (ctx.universe.deadline_day or 0) - ctx.universe.earliest_day)
+        to = spec.schedule.deadline + timedelta(days=found)
+        out = {"group": g, "from": spec.schedule.deadline.isoformat(), "to": to.isoformat(), "unit": "day",
+               "change": found / span}
+    o = oracle_at(found)
+    out["proven"] = all(x.undecided == 0 for x in statuses.values())
+    cheapest = o.minimize(o.all_groups(), lambda b: b.cost, lower="cost")
+    if cheapest is not None:
+        out["plan"] = plan_summary(o.ctx, cheapest.model, cheapest.outcome.solver.value)
     return out
 
 
@@ -184,7 +256,10 @@ def _weights(ctx: Context) -> dict[str, int]:
 
 
 def combined_relaxation(ctx: Context, pairs: list[str] | None = None) -> dict[str, Any] | None:
-    """Cheapest joint change of numeric limits (min Σ relative slack, then min cost), by pair."""
+    """Cheapest joint change of numeric limits (min Σ relative slack, then min cost), by pair. Not offered under a
+    deadline confidence: its constraints depend on the deadline, so a slack on the deadline would not relax them."""
+    if ctx.screen.chance is not None:
+        return None
     el = PairOracle(ctx, pairs=pairs, elastic=True)
     weights = _weights(ctx)
     best: tuple[int, int, str, Built, Any, bool] | None = None
@@ -283,14 +358,14 @@ def schedule_causes(ctx: Context, pairs: list[str] | None = None) -> list[dict[s
     return out[:MAX_CAUSES]
 
 
-def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]:
-    """The full explanation of an infeasible problem (or of a forced option, with a forcing oracle)."""
+def conflict_of(ctx: Context, oracle: PairOracle | None = None) -> tuple[list[str], bool] | None:
+    """The minimal conflict of an infeasible problem and whether it is proven; None when it is feasible after all
+    (the first step of `explain`, alone for answers that need only the conflict, such as a sweep's rows)."""
     oracle = oracle or PairOracle(ctx)
     groups = oracle.all_groups()
     first = oracle.status(groups)
     if first == "feasible":
-        return {"conflict": [], "conflict_detail": [], "relaxations": [], "alternatives": [], "combined": None,
-                "proven": True, "note": "feasible when re-checked"}
+        return None
     cover = covering_reason(ctx, ctx.universe) if oracle.forced_fn is None else None
     if cover is not None and MEMORY in groups and MEMORY not in cover:
         # Memory is a fact of the workload, not a choice: seeded first it is the last removal tried, so every
@@ -298,8 +373,18 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
         cover = [MEMORY, *cover]
     log.info("looking for a minimal conflict among %d constraints", len(groups))
     found = deletion_filter(oracle.status, groups, cover)
-    proven = found.proven and first == "infeasible" and oracle.undecided == 0
-    conflict = list(found.groups)
+    return list(found.groups), found.proven and first == "infeasible" and oracle.undecided == 0
+
+
+def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]:
+    """The full explanation of an infeasible problem (or of a forced option, with a forcing oracle)."""
+    oracle = oracle or PairOracle(ctx)
+    groups = oracle.all_groups()
+    found = conflict_of(ctx, oracle)
+    if found is None:
+        return {"conflict": [], "conflict_detail": [], "relaxations": [], "alternatives": [], "combined": None,
+                "proven": True, "note": "feasible when re-checked"}
+    conflict, proven = found
     detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else reason(g),
                "where": where(ctx.problem, g)} for g in conflict]
     relaxations: list[dict[str, Any]] = []

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from .. import collect
 from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
 from ..inputs.overrides import Change
-from ..inputs.problem import Problem
+from ..inputs.problem import PortableProblem, Problem, portable
 from ..solve.pipeline import SolveSettings, prepare, solve_pair, solve_problem
 from ..solve.plan import Plan, Result
+from .executors import Executor, Local
 from .whynot import BREAK_EVEN_DOUBLINGS, WhyNot, bisect_price, price_step, scores_no_worse
 
 log = logging.getLogger(__name__)
@@ -68,26 +69,46 @@ def _shifted(problem: Problem, days: float) -> Any:
     return cat.with_quotes(quotes)
 
 
+@dataclass(frozen=True)
+class SweepValue:
+    """One value of one sensitivity sweep as plain data (a unit for any executor, `executors.py`)."""
+
+    problem: PortableProblem
+    name: str
+    factor: float
+    time_limit: float
+    allow_expired: bool
+
+
+def solve_value(unit: SweepValue) -> dict[str, Any] | None:
+    """The plan one swept value leads to (None when the input does not apply), from the unit's data alone."""
+    got = variant(unit.problem.problem(), unit.name, unit.factor)
+    if got is None:
+        return None
+    label, varied = got
+    log.info("sweep %s: %s", unit.name, label)
+    settings = SolveSettings(time_limit=unit.time_limit, workers=1, allow_expired=unit.allow_expired,
+                             alternatives=False)
+    r = solve_problem(varied, settings)
+    p = r.plan
+    return {"value": label, "status": r.status, "option": p.option if p else None,
+            "nodes": p.nodes if p else None, "cost_usd": round(p.total_cost) if p else None,
+            "finish": p.finish.isoformat() if p else None}
+
+
 @collect.paused()
-def sweeps(problem: Problem, settings: SolveSettings,
-           which: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """One re-solve per swept value (see module docstring)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    quick = replace(settings, alternatives=False, hint=None)
-    for name in which or list(SWEEPS):
-        rows = []
-        for f in SWEEPS[name]:
-            got = variant(problem, name, f)
-            if got is None:
-                continue
-            label, varied = got
-            log.info("sweep %s: %s", name, label)
-            r = solve_problem(varied, quick)
-            p = r.plan
-            rows.append({"value": label, "status": r.status, "option": p.option if p else None,
-                         "nodes": p.nodes if p else None, "cost_usd": round(p.total_cost) if p else None,
-                         "finish": p.finish.isoformat() if p else None})
-        out[name] = rows
+def sweeps(problem: Problem, settings: SolveSettings, which: list[str] | None = None,
+           executor: Executor | None = None) -> dict[str, list[dict[str, Any]]]:
+    """One re-solve per swept value (see module docstring), on `executor` (default: this process)."""
+    names = which or list(SWEEPS)
+    data = portable(problem)
+    work = [SweepValue(data, name, f, settings.time_limit, settings.allow_expired)
+            for name in names for f in SWEEPS[name]]
+    rows = (executor or Local()).map(solve_value, work)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for unit, row in zip(work, rows, strict=True):
+        if row is not None:
+            out[unit.name].append(row)
     return out
 
 

@@ -29,9 +29,12 @@ import numpy as np
 from ..inputs.assumptions import Assumptions
 from .cost import Z90, lead_cap, lognormal
 
-POISSON_EXACT_MAX_MEAN = 400.0
-"""Up to this mean, Poisson counts are drawn by the exact inverse CDF; above it (beyond exp(−μ)'s float range
-soon after) by the Cornish–Fisher normal expansion, whose error there is under one count."""
+POISSON_EXACT_MAX_MEAN = 30.0
+"""Up to this mean, Poisson counts are drawn by the exact inverse CDF (one pass per count, so its cost grows with
+μ); above it by the Cornish–Fisher normal expansion, which gives the exact count or one off (measured on 200,000
+draws: one off in 0.8% of draws at μ = 30, 0.4% at μ = 100; means equal within 0.001 counts). A count is worth a
+restart, hours in runs of weeks, so the difference never moves a finish day's distribution measurably; the exact
+pass above 30 made the chance constraint's explanations 1.7× slower."""
 
 
 def _stream_seed(seed: int, source: str) -> np.random.SeedSequence:

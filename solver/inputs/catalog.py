@@ -23,7 +23,7 @@ from . import bundled
 from .names import did_you_mean
 from .schema import Strict, validate
 from .units import Date, MoneyOrZero, NonNegFloat, PositiveFloat
-from .yamlsrc import Source, load_file, path_str
+from .yamlsrc import Source, load_file, parse_text, path_str, read_text
 
 MAX_LEAD_DAYS = 3650
 """Longest lead time a quote may state (ten years): a longer one is a typo, and it bounds the planning calendar."""
@@ -347,10 +347,13 @@ def _check_references(catalog: Catalog) -> None:
                              origin=catalog.origin["quotes:" + qid], path="system")
 
 
-def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | None = None) -> Catalog:
-    """Bundled catalogs first, then each extra file or folder in order (see module docstring).
+def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | None = None,
+                 texts: Sequence[tuple[str, str]] = ()) -> Catalog:
+    """Bundled catalogs first, then each extra file or folder in order, then `texts` (name, YAML text) in order
+    (see module docstring).
 
-    `shown` gives the name each extra entry is reported under (default: the path as given)."""
+    `shown` gives the name each extra entry is reported under (default: the path as given). `texts` are the files of
+    a catalog carried as data (`catalog_texts`), for a worker that has only the data, not the user's files."""
     layers = _Layers()
     for name, node in bundled.catalog_files():
         layers.add_file(bundled.load_traversable(node, name), user=False)
@@ -361,7 +364,22 @@ def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | Non
             raise InputError("catalog file or folder not found", file=label)
         for file in _files_in(path):
             layers.add_file(load_file(file, shown=shown_path(file)), user=True)
+    for name, text in texts:
+        layers.add_file(parse_text(text, name), user=True)
     return layers.catalog()
+
+
+def catalog_texts(entries: Sequence[str | Path]) -> tuple[tuple[str, str], ...]:
+    """The user catalog files of these entries (files or folders), in the order `load_catalog` layers them, as
+    (shown name, text): the catalog as plain data."""
+    out: list[tuple[str, str]] = []
+    for entry in entries:
+        path = Path(entry)
+        if not path.exists():
+            raise InputError("catalog file or folder not found", file=str(entry))
+        for file in _files_in(path):
+            out.append((shown_path(file), read_text(file, shown=shown_path(file))))
+    return tuple(out)
 
 
 def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origin: str,
@@ -379,4 +397,4 @@ def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origi
 
 
 __all__ = ["Accelerator", "System", "Quote", "Catalog", "Contract", "SITE_FABRIC", "load_catalog", "override_quote",
-           "MODES", "Mode", "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]
+           "MODES", "Mode", "catalog_texts", "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]

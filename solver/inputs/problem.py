@@ -13,6 +13,7 @@ unknown ids in policies and rules, dates outside the supported range, and a node
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .assumptions import AssumptionSet, load_assumptions
-from .catalog import Catalog, load_catalog, override_quote
+from .catalog import Catalog, catalog_texts, load_catalog, override_quote
+from ..errors import InputError
 from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
 from .rules import referenced_names
@@ -202,4 +204,45 @@ def load_problem(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence
     return _build(seed, changes, None)
 
 
-__all__ = ["Problem", "load_problem", "check_references", "MAX_POINTS"]
+@dataclass(frozen=True)
+class PortableProblem:
+    """A problem as plain data, for work that runs where the user's files are not (another process, a Ray cluster):
+    the problem file's data without its `catalogs:` entries, the user catalog files they named (and `--quotes`) as
+    text in layering order, its changes (`--set`s and what-ifs: paths and values), and the planning date.
+    `problem()` rebuilds the same `Problem` (the same validated spec, catalog and assumptions) without touching a
+    file."""
+
+    name: str
+    data: Mapping[str, Any]
+    quote_texts: tuple[tuple[str, str], ...]
+    changes: tuple[Change, ...]
+    today: date
+
+    def problem(self, more_sets: Sequence[str] = ()) -> Problem:
+        src = Source(self.name, dict(self.data))
+        seed = Problem(spec=None, catalog=None, assumptions=None, as_of=self.today,  # type: ignore[arg-type]
+                       as_of_defaulted=True, source=src, raw=dict(self.data))
+        return _build(seed, self.changes + parse_sets(more_sets), _catalog_of(self.quote_texts))
+
+
+@functools.lru_cache(maxsize=4)
+def _catalog_of(texts: tuple[tuple[str, str], ...]) -> Catalog:
+    """The catalog of these user files over the bundled ones, read once per process: a worker solves many units
+    of one problem, and reading the catalogs (~50 ms) would otherwise be repeated for each. Catalogs are
+    immutable, so the units share it safely."""
+    return load_catalog(texts=texts)
+
+
+def portable(problem: Problem) -> PortableProblem:
+    """`problem` as plain data (see `PortableProblem`); its user catalog files are read once more, here, and must
+    still say what they said (a problem over a catalog swapped in memory, `with_catalog`, is not portable)."""
+    texts = catalog_texts(problem.catalog_entries + problem.quote_files)
+    if problem.files_catalog is not None and \
+            dict(load_catalog(texts=texts).quotes) != dict(problem.files_catalog.quotes):
+        raise InputError("the catalog files changed since they were read (or the catalog was replaced in "
+                         "memory); run the command again", file=problem.file)
+    data = {k: v for k, v in problem.raw.items() if k != "catalogs"}
+    return PortableProblem(problem.file, data, texts, problem.changes, problem.as_of)
+
+
+__all__ = ["Problem", "PortableProblem", "portable", "load_problem", "check_references", "MAX_POINTS"]

@@ -24,9 +24,11 @@ delivery timing (slip and waits), rule conditions (which may test the whole cost
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..estimate.chance import ChanceCut, quote_sets
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
@@ -403,6 +405,44 @@ class _Builder:
                          for i in self.by_option[o.id])
         m.add(self.racks <= site.racks + s_r).only_enforce_if([lit_r, lit_rp])
 
+    # --- the deadline's confidence ----------------------------------------------------------------------------
+    def add_deadline_confidence(self, cuts: Sequence[ChanceCut]) -> None:
+        """start ≤ F*(point, quote) for the chosen point and each quote it uses (`estimate/chance.py`): a necessary
+        condition of finishing by the deadline in a share c of the scenarios; plus the cuts of plans whose quotes,
+        taken jointly, missed it (`solve/pipeline.py`)."""
+        chance = self.screen.chance
+        if chance is None:
+            return
+        lit = self.group("policy.deadline_confidence", "limit", ("policy", "deadline_confidence"),
+                         f"finish by the deadline in {chance.confidence:.0%} of the risk scenarios", "share",
+                         chance.confidence)
+        index = {(pt.option.id, pt.n): i for i, pt in enumerate(self.points)}
+        for i, pt in enumerate(self.points):
+            usable = [q for q in pt.option.quotes if self._used(q.id) is not None]
+            for qs in quote_sets(usable):
+                self._latest_start([self.z[i], *(self._used(q.id) for q in qs)],
+                                   chance.latest_start(pt.option, pt, qs), lit)
+        for cut in cuts:
+            at = index.get((cut.option, cut.nodes))
+            if at is not None and all(qid in self.u and self._used(qid) is not None for qid in cut.quotes):
+                self._latest_start([self.z[at], *(self._used(qid) for qid in cut.quotes)], cut.latest_start, lit)
+
+    def _used(self, qid: str) -> Any:
+        """The literal "quote qid is used", True when its option has no other quote (the point implies it), None
+        when it cannot be (dropped as dominated)."""
+        used = self.u[qid]
+        if used is self.zero or (isinstance(used, int) and used == 0):
+            return None
+        return used if isinstance(used, cp_model.IntVar) else True
+
+    def _latest_start(self, conds: list[Any], latest: int | None, lit: Any) -> None:
+        """start ≤ latest when every condition holds; the conditions cannot all hold when there is no latest."""
+        conds = [c for c in conds if c is not True]
+        if latest is None:
+            self.m.add_bool_or([~c for c in conds]).only_enforce_if(lit)
+        elif latest < self.horizon:
+            self.m.add(self.start <= latest).only_enforce_if([*conds, lit])
+
     # --- memory and capacity -------------------------------------------------------------------------------
     def add_memory(self) -> None:
         lit = self.group("workload.memory", "fit", ("workload",), "model states + activations fit in memory")
@@ -581,7 +621,8 @@ def model_points(universe: Universe, screen: Screen, *, prune: bool,
 
 def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, guard: Guard = "fixed",
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
-          cost_hi: int | None = None, protect: frozenset[str] = frozenset()) -> Built:
+          cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
+          cuts: Sequence[ChanceCut] = ()) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
@@ -603,6 +644,7 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     b.add_adjustments()
     b.add_calendar()
     b.add_timing()
+    b.add_deadline_confidence(cuts)
     b.add_conditions()
     if cost_hi is None:
         cost_hi = universe_ceiling(problem, universe, unit) if needs_ceiling(problem) else \

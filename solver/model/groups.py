@@ -36,7 +36,7 @@ MEMORY = "workload.memory"
 PRIORITY = (MEMORY, "policy.modes", "policy.require_ecc", "policy.accelerators", "policy.vendors",
             "policy.allow_estimates", "policy.allow_preemptible", "policy.max_fabrics",
             "site.cooling", "site.rack_power_kw", "site.it_power_kw", "site.racks",
-            "schedule.deadline", "schedule.earliest_start", "budget.max_usd")
+            "schedule.deadline", "policy.deadline_confidence", "schedule.earliest_start", "budget.max_usd")
 """Order in which groups are tried first and listed: physics and policy before limits, limits before capacities
 (a reason a user can act on before one only a vendor can)."""
 
@@ -49,11 +49,12 @@ REASON: Mapping[str, str] = MappingProxyType({
     "site.cooling": "site cannot cool it", "site.rack_power_kw": "a node draws more than a rack supplies",
     "site.it_power_kw": "needs more IT power than the site has", "site.racks": "needs more racks",
     "schedule.deadline": "cannot finish by the deadline", "schedule.earliest_start": "cannot start early enough",
+    "policy.deadline_confidence": "misses the deadline in too many risk scenarios",
     "budget.max_usd": "over budget at any size"})
 """What a group means as the reason an option cannot work (rules carry their own `note`)."""
 
 NUMERIC = ("budget.max_usd", "schedule.deadline", "schedule.earliest_start", "site.it_power_kw", "site.racks",
-           "site.rack_power_kw")
+           "site.rack_power_kw", "policy.deadline_confidence")
 """Groups that limit a quantity, so that an exact relaxation ("raise it to …") exists; so do quote capacities."""
 
 

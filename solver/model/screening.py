@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..estimate.chance import ChanceModel, chance_model
 from ..estimate.delivery import order_by_day
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
@@ -83,6 +84,14 @@ class Screen:
         self._local: dict[tuple[str, int], Reasons] = {}
         self._prefixes: dict[tuple[str, int, int], tuple[int, int, frozenset[str]]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
+        self._chance: list[ChanceModel | None] = []
+
+    @property
+    def chance(self) -> ChanceModel | None:
+        """The deadline's chance model (`policy.deadline_confidence`), made on first use; None without one."""
+        if not self._chance:
+            self._chance.append(chance_model(self.problem, self.universe.deadline_day))
+        return self._chance[0]
 
     def facts(self, o: Option) -> OptionFacts:
         got = self._facts.get(o.id)
@@ -295,7 +304,12 @@ class Screen:
         for a purchase also the price itself, which drives the cost of waiting); it is not an estimate unless q is;
         and no rule names either (nor `protect`). Then moving q's nodes to d never makes a
         plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
+
+        None under a deadline confidence: each quote's lead time is its own sampled distribution there, and a quote
+        that is better on p50 and p90 can still miss the confidence where another meets it.
         """
+        if self.chance is not None:
+            return set()
         a = self.problem.assumptions.values
         named = {qid for r in self.problem.spec.rules for qid in (quote_ids(r.when) or [])} | protect
         top = max((pt.n for pt in pts), default=0)

@@ -145,6 +145,16 @@ def why_not_dict(out: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+def sweep_dict(problem: Problem, axes: Any, rows: Any) -> dict[str, Any]:
+    """`plan sweep --format json`: the grid's axes and one row per point in grid order (nothing that depends on
+    the executor, the worker count or the time taken)."""
+    return {"schema_version": SCHEMA_VERSION, "problem": problem.spec.name, "as_of": problem.as_of.isoformat(),
+            "axes": [{"path": a.path, "values": list(a.values)} for a in axes],
+            "points": [{"index": r.index, "set": {s.partition("=")[0]: s.partition("=")[2] for s in r.sets},
+                        "status": r.status, "plan": r.plan, "risk": r.risk,
+                        "conflict": None if r.conflict is None else list(r.conflict)} for r in rows]}
+
+
 def to_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 

@@ -209,6 +209,26 @@ def render_frontier(points: Sequence[Any], deadline: date | None, fmt: str = "si
     return clean(title + "\n" + tabulate(rows, headers=head, tablefmt=fmt)) + "\n"
 
 
+def render_sweep(axes: Sequence[Any], rows: Sequence[Any], fmt: str = "simple") -> str:
+    """`plan sweep`: one row per grid point, in grid order (the first axis slowest)."""
+    table = []
+    for r in rows:
+        values = [s.partition("=")[2] for s in r.sets]
+        p, risk = r.plan, r.risk
+        if p is None:
+            why = "; ".join(r.conflict) if r.conflict else ("time limit" if r.status != "infeasible" else "")
+            table.append([*values, r.status.upper(), "", "", "", "", "", "", "", "", why])
+            continue
+        pd = "" if risk is None or risk["p_deadline"] is None else f"{risk['p_deadline']:.0%}"
+        table.append([*values, r.status if r.status != "optimal" else "", p["accelerator"], p["offer"], p["nodes"],
+                      p["finish"], usd(p["cost_usd"]), usd(p["cash_usd"]), pd,
+                      usd(risk["cost_p90_usd"]) if risk else "", ""])
+    head = [a.path for a in axes] + ["status", "accelerator", "mode", "nodes", "finish", "cost", "cash",
+                                     "P(deadline)", "P90 cost", "why no plan (minimal conflict)"]
+    title = f"{plural(len(rows), 'what-if')}, each solved to optimality on its own (blank status = proven optimal):"
+    return clean(title + "\n" + tabulate(table, headers=head, tablefmt=fmt)) + "\n"
+
+
 def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
     rows = []
     entries = ([(r.plan, 0.0, True)] if r.plan else []) + [(a.plan, a.delta_usd, False) for a in r.alternatives]

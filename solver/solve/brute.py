@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..estimate.chance import ChanceModel, chance_model
+from ..estimate.delivery import order_by_day, ready_offset
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
@@ -65,7 +67,7 @@ def _option_allowed(o: Option, problem: Problem) -> bool:
 
 
 def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit: int,
-           cost_hi: int | None) -> Candidate | None:
+           cost_hi: int | None, chance: ChanceModel | None = None) -> Candidate | None:
     spec = problem.spec
     a = problem.assumptions.values
     o = pt.option
@@ -119,20 +121,14 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
     finish = start + pt.days
     if u.deadline_day is not None and finish > u.deadline_day:
         return None
+    if chance is not None and not _meets_confidence(chance, pt, alloc, quotes, start, delay, problem):
+        return None
     if spec.budget.max_usd is not None:
         spent = cash if spec.budget.applies_to == "cash" else cost
         if spent > floor_units(spec.budget.max_usd, unit):
             return None
-    for rule in spec.rules:
-        when, then = rule.when, rule.then
-        if not isinstance(then, str):
-            continue
-        hit = matches_attrs(when, o.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw) \
-            and names_quote(rule, alloc)
-        if when.cost is not None:
-            hit = hit and _cost_test(when.cost, cost, unit)
-        if (then == "forbid" and hit) or (then == "require" and not hit):
-            return None
+    if not _hard_rules_hold(pt, alloc, problem, cost, unit):
+        return None
     obj = spec.objective
     k = finish_weight(u.horizon)
     if obj == "time":
@@ -143,6 +139,39 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
     else:
         objective = cost * k + finish
     return Candidate(objective, cost, finish, o.id, pt.n, tuple(sorted(alloc.items())), start)
+
+
+def _hard_rules_hold(pt: Point, alloc: dict[str, int], problem: Problem, cost: int, unit: int) -> bool:
+    """No forbid rule matches the plan and every require rule does (cost conditions at the model's resolution)."""
+    o = pt.option
+    for rule in problem.spec.rules:
+        when, then = rule.when, rule.then
+        if not isinstance(then, str):
+            continue
+        hit = matches_attrs(when, o.attrs) and matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw) \
+            and names_quote(rule, alloc)
+        if when.cost is not None:
+            hit = hit and _cost_test(when.cost, cost, unit)
+        if (then == "forbid" and hit) or (then == "require" and not hit):
+            return False
+    return True
+
+
+def _meets_confidence(chance: ChanceModel, pt: Point, alloc: dict[str, int], quotes: dict[str, Quote], start: int,
+                      delay: int, problem: Problem) -> bool:
+    """The plan, ordered as the model orders (rented capacity once the rules' delays are over, bought hardware just
+    in time or on the quote's last valid day), finishes by the deadline in enough scenarios, its quotes jointly."""
+    a = problem.assumptions.values
+    orders = []
+    for qid in alloc:
+        q = quotes[qid]
+        if q.mode != "buy":
+            orders.append((q, delay))
+            continue
+        ob = order_by_day(q, problem.as_of)
+        jit = start - ready_offset(q, pt.option.accel.cls, a)
+        orders.append((q, jit if ob is None else min(ob, jit)))
+    return chance.joint_meets(pt.option, pt, start, orders) >= chance.needed
 
 
 def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
@@ -160,7 +189,7 @@ def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
 
 
 def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
-            allocation_limit: int = 200_000) -> Candidate | None:
+            allocation_limit: int = 200_000, chance: ChanceModel | None = None) -> Candidate | None:
     """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
     o = pt.option
     site = problem.spec.site
@@ -173,7 +202,7 @@ def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int
             return None
     best: Candidate | None = None
     for alloc in _splits(pt.n, o.quotes, allocation_limit):
-        c = _score(pt, alloc, problem, u, unit, cost_hi)
+        c = _score(pt, alloc, problem, u, unit, cost_hi, chance)
         if c is not None and (best is None or c.objective < best.objective):
             best = c
     return best
@@ -183,9 +212,10 @@ def brute_force(problem: Problem, u: Universe, unit: int, *, cost_hi: int | None
                 allocation_limit: int = 200_000) -> Candidate | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
     best: Candidate | None = None
+    chance = chance_model(problem, u.deadline_day)
     for o in u.options:
         for pt in o.points:
-            c = best_at(pt, problem, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit)
+            c = best_at(pt, problem, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit, chance=chance)
             if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
                 best = c
     return best

@@ -15,10 +15,14 @@ import math
 from collections.abc import Callable
 from statistics import NormalDist
 
+import numpy as np
+
 from ..errors import PlanCheckError
 from ..estimate.compute import TimeEstimate, estimate_time, training_flops, utilisation
 from ..estimate.memory import adapter_params, memory_per_gpu
 from ..estimate.options import Universe
+from ..estimate.scenarios import wall_hours
+from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
 from ..inputs.catalog import Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, names_quote, option_attrs, \
@@ -394,8 +398,38 @@ def violations(problem: Problem, universe: Universe, plan: Plan, *, model_units:
         lambda: _calendar(problem, plan, t, accel, system),
         lambda: _site(problem, plan, system),
         lambda: _policy_and_rules(problem, plan, t, accel, system, exact_cost),
+        lambda: _deadline_confidence(problem, plan, t, accel),
     ]
     return [v for check in checks for v in check()] + money
+
+
+def _deadline_confidence(problem: Problem, plan: Plan, t: TimeEstimate | None, accel: Accelerator) -> list[str]:
+    """The share of risk scenarios in which the plan, as dated, finishes by the deadline (its own readiness per
+    scenario from the plan's order dates; the scenario draws are the uncertainty model's)."""
+    c = problem.spec.policy.deadline_confidence
+    deadline = problem.spec.schedule.deadline
+    if c is None or deadline is None or t is None:
+        return []
+    a = problem.assumptions.values
+    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
+    port = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
+    ready = np.ceil(porting_days(draws, a, f"{accel.software}/{problem.spec.workload.framework}",
+                                 port.delay_days) - 1e-9)
+    for pq in plan.quotes:
+        q = problem.catalog.quotes[pq.id]
+        ordered = (pq.ordered - problem.as_of).days if pq.ordered else 0
+        inst = float(a.install_days[accel.cls]) if q.mode == "buy" else 0.0  # type: ignore[index]
+        lead = lead_days(draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
+        ready = np.maximum(ready, np.ceil(ordered + inst + lead - 1e-9))
+    wall = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
+                      draws.normal("interruptions"))
+    start = (plan.start - problem.as_of).days
+    finish = np.maximum(float(start), ready) + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
+    met = int(np.count_nonzero(finish <= (deadline - problem.as_of).days))
+    if met < math.ceil(round(c * draws.n, 9)):
+        return [f"policy.deadline_confidence: finishes by {deadline} in {met / draws.n:.1%} of the scenarios, "
+                f"below {c:.0%}"]
+    return []
 
 
 def check_plan(problem: Problem, universe: Universe, plan: Plan) -> None:

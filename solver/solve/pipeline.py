@@ -18,10 +18,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from .. import collect
 from ..errors import PlanCheckError
+from ..estimate.chance import ChanceCut
 from ..estimate.options import EstimateCache, Universe, build_universe, shared_estimates
 from ..inputs.problem import Problem
 from ..model.bounds import Bounds
@@ -31,7 +33,7 @@ from ..model.money import money_unit
 from ..model.objective import needs_ceiling, objective, universe_ceiling
 from ..model.screening import Screen
 from .checker import check_plan
-from .engine import INFEASIBLE, OPTIMAL, Engine, Limits, Outcome
+from .engine import INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 from .grow import Step, grow
 from .plan import Alternative, ExcludedOption, Plan, Reason, Result, exclusion_order, make_plan
 
@@ -82,6 +84,9 @@ class Context:
     """Memory and time estimates by system and node count, reusable by what-ifs that change neither the workload
     nor the assumptions (prices, quotes, site limits): see `EstimateCache`."""
     ceilings: dict[str, int] = field(default_factory=dict)
+    cuts: dict[str, list[ChanceCut]] = field(default_factory=dict)
+    """Per pair, the plans found to miss the deadline's confidence jointly (`solve_pair`); every later model of the
+    pair carries them."""
 
     def cost_hi(self) -> int | None:
         """The objective's cost ceiling when the objective needs one (the time objective), else None."""
@@ -195,9 +200,75 @@ def optimise(ctx: Context, b: Built, assumptions: list[Any] | None = None, *, ti
         m.clear_hints()
 
 
+MAX_CHANCE_CUTS = 50
+"""Most plans of one pair that may fail the deadline's confidence jointly before the search gives up (each adds a
+cut; with at most `chance.EXACT_QUOTE_SETS` quotes per option none can fail)."""
+
+
 def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
                hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
+    """`solve_pair_once`, and, under `policy.deadline_confidence`, the joint check of the plan found: a plan whose
+    quotes together miss the confidence adds a cut (kept in the context for every later model of the pair) and the
+    pair is solved again."""
+    pair = universe.options[0].pair if universe.options else "?"
+    cuts = ctx.cuts.setdefault(pair, [])
+    for _ in range(MAX_CHANCE_CUTS):
+        out = solve_pair_once(ctx, universe, cost_hi, tie_break=tie_break, forced=forced, protect=protect, hint=hint,
+                              cost_cap=cost_cap)
+        found = chance_cuts(ctx, out.plan) if out.plan is not None else []
+        if not found:
+            return out
+        log.info("pair %s: %s x%d misses the deadline's confidence jointly; cut at start <= %s (+%d on subsets)",
+                 pair, found[0].option, found[0].nodes, found[0].latest_start, len(found) - 1)
+        cuts.extend(found)
+    return PairOutcome(UNKNOWN, None, None, None)
+
+
+SUBSET_CUTS_MAX_QUOTES = 10
+"""A failing plan with at most this many quotes also cuts each subset of them that binds (2^n − n − 2 order
+statistics); beyond, only the plan's own set is cut."""
+
+
+def chance_cuts(ctx: Context, plan: Plan) -> list[ChanceCut]:
+    """[] when the plan meets the deadline's confidence (or there is none); else the cut that excludes it, then
+    the cuts of the subsets of its quotes that are stricter than their quotes' own constraints.
+
+    The next plan the search finds after one cut is most often the same point on a subset of the same quotes (the
+    cheapest ones), so cutting every binding subset at once saves a re-solve per subset. Subset cuts are exact
+    for bought quotes and quotes rented from day 0 (`ChanceModel.latest_start`); others get only the plan's own."""
+    chance = ctx.screen.chance
+    if chance is None:
+        return []
+    o = next(o for o in ctx.universe.options if o.id == plan.option)
+    pt = next(p for p in o.points if p.n == plan.nodes)
+    as_of = ctx.problem.as_of
+    quotes = [ctx.problem.catalog.quotes[pq.id] for pq in plan.quotes]
+    orders = [(q, (pq.ordered - as_of).days if pq.ordered else 0) for q, pq in zip(quotes, plan.quotes, strict=True)]
+    start = (plan.start - as_of).days
+    if chance.joint_meets(o, pt, start, orders) >= chance.needed:
+        return []
+    rented = {q.id: day for q, day in orders if q.mode != "buy"}
+    found = [ChanceCut(o.id, pt.n, tuple(q.id for q in quotes), chance.joint_latest(o, pt, quotes, rented, start))]
+    exact = [q for q in quotes if rented.get(q.id, 0) == 0]
+    if len(exact) > SUBSET_CUTS_MAX_QUOTES:
+        return found
+    alone = {q.id: chance.latest_start(o, pt, (q,)) for q in exact}
+    for k in range(2, len(exact) + (len(exact) < len(quotes))):
+        for subset in combinations(exact, k):
+            latest = chance.latest_start(o, pt, subset)
+            singles = [alone[q.id] for q in subset]
+            loosest = None if any(f is None for f in singles) else min(f for f in singles if f is not None)
+            if loosest is None:
+                continue
+            if latest is None or latest < loosest:
+                found.append(ChanceCut(o.id, pt.n, tuple(q.id for q in subset), latest))
+    return found
+
+
+def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
+                    forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
+                    hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
 
     Among quotes tied on cost, `Screen.dominated_quotes` may drop a different one over a subset of points than over
@@ -208,7 +279,8 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
     pts = [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
 
     def model(keep: set[tuple[str, int]] | None) -> Built:
-        return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep)
+        return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep,
+                     cuts=ctx.cuts.get(pair, ()))
 
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
         if cost_cap is not None:
