@@ -94,7 +94,19 @@ def _problem_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                              "(quotes.<id>.usd_per_gpu_hour=5.5); repeatable.")(fn)
 
 
+def _wall_deadline(ctx: click.Context, _param: click.Parameter, value: float | None) -> None:
+    """--max-seconds: the wall-clock deadline of the whole command, counted from when its options are read."""
+    if value is not None:
+        import time
+        ctx.meta["max_seconds"] = value
+        ctx.meta["wall_deadline"] = time.monotonic() + value
+
+
 def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--max-seconds", type=Seconds(), default=None, expose_value=False, callback=_wall_deadline,
+                      help="Wall-clock limit for the whole command: when it stops the search, the best plan found "
+                           "is printed with the proven bound and the gap (exit 3). Not deterministic; off by "
+                           "default.")(fn)
     fn = click.option("--debug-model", "debug_model", default=None, metavar="DIR",
                       help="Write every CP-SAT model (text proto) and its solver log into DIR.")(fn)
     return click.option("--time-limit", type=Seconds(), default=20.0, show_default=True,
@@ -140,7 +152,10 @@ def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model
         except OSError as exc:
             raise InputError(f"cannot create the folder: {exc.strerror or exc}",
                              origin=f"--debug-model {debug_model}") from None
-    return SolveSettings(time_limit=time_limit, allow_expired=allow_expired, debug_model=debug_model, **kw)
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.meta if ctx is not None else {}
+    return SolveSettings(time_limit=time_limit, allow_expired=allow_expired, debug_model=debug_model,
+                         wall_deadline=meta.get("wall_deadline"), max_seconds=meta.get("max_seconds"), **kw)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -363,6 +378,10 @@ def sweep(file: str, grid: tuple[str, ...], executor: str, workers: int | None, 
     from solver.render.jsonout import sweep_dict, to_json
     from solver.render.text import render_sweep
 
+    if click.get_current_context().meta.get("max_seconds") is not None:
+        from solver.errors import InputError
+        raise InputError("not for plan sweep: each point is solved to a deterministic --time-limit, so that every "
+                         "executor gives the same answer", origin="--max-seconds")
     run_on = _executor(executor, workers, address)
     axes = [parse_axis(g) for g in grid]
     problem = _load(file, sets, quotes)

@@ -145,7 +145,8 @@ def test_a_plan_whose_quotes_miss_the_confidence_together_is_cut(exact_sets: int
     try:
         with tempfile.TemporaryDirectory() as d:
             for c, want_nodes in ((0.5, 7), (0.95, 4)):
-                p = _only_test_quotes(problem, Path(d), [f"policy.deadline_confidence={c}"])
+                p = _only_test_quotes(problem, Path(d), [f"policy.deadline_confidence={c}",
+                                                         "risk.uncertainty.scenarios=4000"])
                 ctx = prepare(p)
                 result = solve_problem(p, ctx.settings, ctx)
                 brute = brute_force(p, ctx.universe, ctx.unit)

@@ -22,6 +22,9 @@ def explained(ctx: Context, result: Result) -> Result:
     """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
     explanation; with a plan, its neighbours on the time–cost frontier and the risk of it and its runners-up by
     scenarios; and the break-even price of every unpriced quote (a new Result; the solve's is not changed)."""
+    if ctx.engine.out_of_time:
+        # --max-seconds is spent: every further search would return at once with nothing; say what was found.
+        return result
     excluded = list(result.excluded)
     if result.infeasible_pairs and ctx.settings.alternatives:
         for pair, conflict in exclusion_reasons(ctx, list(result.infeasible_pairs)).items():

@@ -80,7 +80,9 @@ def result_dict(r: Result) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION, "problem": r.problem_name, "as_of": r.as_of.isoformat(),
         "status": r.status,
-        "objective": {"value_units": r.objective, "bound_units": r.bound, "money_unit_usd": r.unit},
+        "objective": {"value_units": r.objective, "bound_units": r.bound, "money_unit_usd": r.unit,
+                      **({"gap": _r(r.gap, 6)} if r.status == "feasible" and r.gap is not None else {})},
+        **({"stopped_by": r.stopped_by} if r.stopped_by else {}),
         "plan": plan_dict(r.plan, risk.get(r.plan.option), r.as_of) if r.plan else None,
         "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of), "delta_usd": _r(a.delta_usd, 0)}
                          for a in r.alternatives],

@@ -44,10 +44,16 @@ def exact_usd(x: float) -> str:
 
 
 def status_line(r: Result) -> str:
-    label = {"optimal": "OPTIMAL (proven)", "feasible": "FEASIBLE (time limit hit; not proven optimal)",
-             "infeasible": "INFEASIBLE", "unknown": "UNKNOWN (time limit hit before any plan was found)"}[r.status]
-    extra = f"  objective {r.objective} vs bound {r.bound}" if r.status == "feasible" and r.objective is not None \
-        else ""
+    limit = r.stopped_by or "time limit"
+    label = {"optimal": "OPTIMAL (proven)", "feasible": f"FEASIBLE ({limit} hit; not proven optimal)",
+             "infeasible": "INFEASIBLE", "unknown": f"UNKNOWN ({limit} hit before any plan was found)"}[r.status]
+    extra = ""
+    if r.status == "feasible":
+        gap = r.gap
+        extra = (f": the best plan found so far; the optimum is at most {gap:.1%} better (objective {r.objective:,}, "
+                 f"proven bound {r.bound:,})" if gap is not None else ": the best plan found so far; no bound on how "
+                 "much better the optimum is")
+        extra += "; the answer may change with more time" if r.stopped_by else ""
     return clean(f"plan '{r.problem_name}' as of {r.as_of}: {label}{extra}")
 
 

@@ -10,6 +10,8 @@
   Here CP-SAT's handler is off, the search runs on a worker thread, and the main thread waits; Ctrl-C raises
   `KeyboardInterrupt` in the main thread, which stops the search, waits for it, and raises `Interrupted`. No
   result of an interrupted search is ever returned.
+- **Wall clock.** Off by default. With `--max-seconds` every call gets the wall time left before the command's
+  deadline, and none starts after it (`out_of_time`): the answer is then the best found so far, never a proof.
 - **Debugging.** With a debug folder (`--debug-model DIR`) every model is written as text protobuf with the
   solver's log next to it, numbered in call order.
 """
@@ -22,6 +24,7 @@ import os
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,8 @@ class Limits:
     time_limit: float = 20.0
     workers: int = 1
     debug_dir: str | None = None
+    wall_deadline: float | None = None
+    """`time.monotonic()` after which no search runs (`--max-seconds`): each call gets the wall time left."""
 
 
 OPTIMAL = "optimal"
@@ -81,6 +86,14 @@ class Engine:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.calls = 0
+        self.out_of_time = False
+        """True once the wall-clock deadline stopped a search or kept one from starting."""
+
+    def seconds_left(self) -> float | None:
+        """Wall seconds before the deadline (None without one); never negative."""
+        if self.limits.wall_deadline is None:
+            return None
+        return max(0.0, self.limits.wall_deadline - time.monotonic())
 
     def solver(self, *, presolve: bool = True) -> cp_model.CpSolver:
         s = cp_model.CpSolver()
@@ -88,6 +101,9 @@ class Engine:
         p.num_workers = self.limits.workers
         p.random_seed = 0
         p.max_deterministic_time = self.limits.time_limit
+        left = self.seconds_left()
+        if left is not None:
+            p.max_time_in_seconds = max(left, 1e-3)
         p.presolve_inclusion_work_limit = 0
         p.cp_model_probing_level = 0
         p.symmetry_level = 0
@@ -101,6 +117,10 @@ class Engine:
         """Solve `model` (with its current objective, assumptions and hints); see the module docstring."""
         self.calls += 1
         solver = self.solver(presolve=presolve)
+        if self.seconds_left() == 0.0:
+            self.out_of_time = True
+            log.debug("CP-SAT %s: not started, --max-seconds reached", label)
+            return Outcome(UNKNOWN, solver)
         log_file = self._debug(model, solver, label)
         try:
             status = _interruptible(solver, model)
@@ -110,6 +130,9 @@ class Engine:
         if status == cp_model.MODEL_INVALID:
             raise InternalError(f"CP-SAT model invalid ({label}): {model.validate()[:300]}")
         name = _STATUS.get(status, UNKNOWN)
+        left = self.seconds_left()
+        if name in (FEASIBLE, UNKNOWN) and left is not None and left <= 0.01:
+            self.out_of_time = True
         log.debug("CP-SAT %s: %s in %.3f s (deterministic %.3f)", label, name, solver.wall_time,
                   solver.deterministic_time)
         return Outcome(name, solver)

@@ -60,10 +60,14 @@ class SolveSettings:
     cross_check: bool = False
     hint: Hint | None = None
     debug_model: str | None = None
+    wall_deadline: float | None = None
+    """`time.monotonic()` by which the command must stop searching (`--max-seconds`); None: no wall-clock limit."""
+    max_seconds: float | None = None
+    """The `--max-seconds` the deadline came from (for messages)."""
 
     @property
     def limits(self) -> Limits:
-        return Limits(self.time_limit, self.workers, self.debug_model)
+        return Limits(self.time_limit, self.workers, self.debug_model, self.wall_deadline)
 
 
 @dataclass
@@ -214,6 +218,9 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
     pair = universe.options[0].pair if universe.options else "?"
     cuts = ctx.cuts.setdefault(pair, [])
     for _ in range(MAX_CHANCE_CUTS):
+        if ctx.engine.seconds_left() == 0.0:  # --max-seconds spent: not even a model is built
+            ctx.engine.out_of_time = True
+            return PairOutcome(UNKNOWN, None, None, None)
         out = solve_pair_once(ctx, universe, cost_hi, tie_break=tie_break, forced=forced, protect=protect, hint=hint,
                               cost_cap=cost_cap)
         found = chance_cuts(ctx, out.plan) if out.plan is not None else []
@@ -308,6 +315,11 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
         return run(b, _hint_of(out.plan), True) if tie_break else out
     if found.status == INFEASIBLE:
         return out
+    if ctx.engine.out_of_time:  # no time for the fallback: the best found, bounded over every point of the pair
+        modeled = {pt.key for pt in b.points}
+        outside = [lb for lb, _k, pt in ranked if pt.key not in modeled]
+        bound = min([out.bound] + outside) if out.bound is not None else None
+        return PairOutcome(out.status if out.plan is not None else UNKNOWN, out.plan, out.objective, bound)
     return run(model(None), hint, tie_break)
 
 
@@ -341,7 +353,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
             if out.status == INFEASIBLE:
                 infeasible.append(pair)
             else:
-                unproven.append((pair, None))
+                unproven.append((pair, _closed_form_bound(ctx, pair, cost_hi)))
             continue
         check_plan(problem, universe, out.plan)
         assert out.objective is not None
@@ -365,7 +377,9 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     if unproven:
         bounds = [b for _, b in unproven if b is not None]
         bound = min([best] + bounds) if best is not None and len(bounds) == len(unproven) else None
-        warnings.append("time limit reached before optimality was proven for: " + ", ".join(p for p, _ in unproven))
+        limit = f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else "--time-limit"
+        warnings.append(f"time limit reached ({limit}) before optimality was proven for: "
+                        + ", ".join(p for p, _ in unproven))
     if settings.cross_check:
         _cross_check(ctx, status, best)
     # Runners-up in the order of the objective (cost for `cost`, finish for `time`), as the solve ranks pairs.
@@ -381,7 +395,23 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   as_of=problem.as_of, as_of_defaulted=problem.as_of_defaulted, unit=ctx.unit,
                   expired=tuple((q.id, q.valid_until) for q in universe.expired),
                   not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
-                  infeasible_pairs=tuple(infeasible))
+                  infeasible_pairs=tuple(infeasible),
+                  stopped_by=f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else None)
+
+
+def _closed_form_bound(ctx: Context, pair: str, cost_hi: int | None) -> int | None:
+    """A lower bound on the objective of any plan of a pair whose search found nothing before a limit (a search
+    that never started, under `--max-seconds`): the least closed-form point bound (`model/bounds.py`); None when the
+    bounds are not sound for the problem (the gap is then unknown)."""
+    if not ctx.bounds.sound:
+        return None
+    found = [b for o in ctx.universe.subset(pair).options for pt in o.points
+             if pt.workable and (b := ctx.bounds.point_bound(pt, cost_hi)) is not None]
+    return min(found) if found else NO_PLAN_BOUND
+
+
+NO_PLAN_BOUND = 2 ** 62
+"""The bound of a pair none of whose points can have a plan (each point's closed-form bound says so)."""
 
 
 def _cross_check(ctx: Context, status: str, best: int | None) -> None:

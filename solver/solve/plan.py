@@ -303,3 +303,13 @@ class Result:
     infeasible_pairs: tuple[str, ...] = ()
     explanation: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    stopped_by: str | None = None
+    """The wall-clock limit that stopped the search (`--max-seconds S`), or None: the answer may change with more
+    time."""
+
+    @property
+    def gap(self) -> float | None:
+        """(objective − bound) / objective of an unproven plan: how much better the optimum could still be."""
+        if self.objective is None or self.bound is None or self.objective <= 0:
+            return None
+        return max(0.0, (self.objective - self.bound) / self.objective)
