@@ -409,7 +409,7 @@ def test_risk_lines_are_never_cash(name):
 
 
 def test_risk_line_names():
-    assert set(RISK_LINES) == {"delivery_slip", "consumer_risk", "estimate_price"}
+    assert set(RISK_LINES) == {"delivery_slip", "consumer_risk", "estimate_price", "tail"}
     assert set(RISK_LINES) <= set(LINE_ORDER)
 
 

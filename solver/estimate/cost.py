@@ -44,10 +44,10 @@ from ..inputs.assumptions import MoneyA
 
 HOURS_PER_MONTH = 730.0
 HOURS_PER_YEAR = 8760.0
-RISK_LINES = ("delivery_slip", "consumer_risk", "estimate_price")
+RISK_LINES = ("delivery_slip", "consumer_risk", "estimate_price", "tail")
 """Premiums for what may happen: cost, never cash."""
 LINE_ORDER = ("compute", "network_storage", "resale_credit", "capital", "support", "facility", "energy", "porting",
-              "operations", "failure_rework", "delivery_slip", "consumer_risk", "estimate_price", "rules")
+              "operations", "failure_rework", "delivery_slip", "consumer_risk", "estimate_price", "tail", "rules")
 Z90 = 1.2815515655446004
 """The standard normal quantile at 0.9: a lognormal through p50 and p90 has σ = ln(p90/p50) / Z90."""
 

@@ -29,6 +29,8 @@ from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud
     managed_node_lines
 from .delivery import ready_offset
 from .memory import MemoryEstimate, Shape, adapter_params, fit_memory, model_shape
+from .scenarios import RunTail, price_tail_factor, wall_hours, wall_kinks
+from .uncertainty import Draws, mfu_factor
 
 T = TypeVar("T")
 
@@ -416,6 +418,8 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
 
     options: list[Option] = []
     cache: EstimateCache = estimates if estimates is not None else shared_estimates(problem)
+    u = a.uncertainty
+    draws = Draws(u.seed, u.scenarios) if u.aversion > 0 else None
     for (sys_id, mode, offer), quotes in sorted(by_option.items()):
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]
@@ -431,7 +435,7 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
         porting = a.porting[accel.software][w.framework]  # type: ignore[index]
         opt = Option(f"{sys_id}/{offer}", system, accel, mode, tuple(quotes), attrs, porting, ready_day,
                      ready_reason, offer)
-        opt.points.extend(_points(opt, problem, a, shape, grid, ckpt_bytes, cache))
+        opt.points.extend(_points(opt, problem, a, shape, grid, ckpt_bytes, cache, draws))
         options.append(opt)
     return Universe(tuple(options), tuple(static), tuple(expired), tuple(early), shape, as_of, earliest_day,
                     deadline_day, horizon, tuple(unpriced))
@@ -498,7 +502,7 @@ def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, 
 
 
 def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
-            estimates: EstimateCache) -> list[Point]:
+            estimates: EstimateCache, draws: Draws | None) -> list[Point]:
     """The points of one option, in grid order."""
     spec = problem.spec
     system, accel = opt.system, opt.accel
@@ -530,28 +534,91 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw, own), ranges)
+        tail = _run_tail(opt, a, t, draws)
+        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw, own, tail), ranges)
         out.append(Point(opt, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
-                         _fixed_of(opt, a, gpus, n, t)))
+                         _fixed_of(opt, a, gpus, n, t, tail)))
     return out
 
 
-def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None) -> Callable[[], Lines]:
+def _run_tail(opt: Option, a: Assumptions, t: TimeEstimate | None, draws: Draws | None
+              ) -> Callable[[], RunTail | None]:
+    """The point's run-length scenarios for the mean–CVaR premium, made on first use (None: no aversion)."""
+    made: list[RunTail | None] = []
+
+    def get() -> RunTail | None:
+        if not made:
+            if draws is None or t is None:
+                made.append(None)
+            else:
+                mfu = mfu_factor(draws, a, opt.accel.software, opt.accel.cls)
+                walls = wall_hours(t, a.reliability.restart_hours, mfu, draws.normal("interruptions"),
+                                   draws.uniform("interruptions"))
+                made.append(RunTail.of(walls, a.uncertainty.aversion))
+        return made[0]
+    return get
+
+
+def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None,
+              tail: Callable[[], RunTail | None]) -> Callable[[], Lines]:
     def make() -> Lines:
         if t is None:
             return Lines()
-        return fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
-                           porting_weeks=opt.porting.weeks, money=a.money)
+        lines = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
+                            porting_weeks=opt.porting.weeks, money=a.money)
+        run = tail()
+        if run is not None:
+            def at(h: float) -> float:
+                return fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=h, porting_weeks=opt.porting.weeks,
+                                   money=a.money).total_cost
+            lines.add("tail", run.premium(at, wall_kinks(a.money, 0.0, 0.0), lines.total_cost))
+        return lines
     return make
 
 
 def _templates_of(opt: Option, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
-                  t: TimeEstimate | None, node_kw: float, own: Owning) -> Callable[[bool, int], dict[PriceKey, Any]]:
+                  t: TimeEstimate | None, node_kw: float, own: Owning, tail: Callable[[], RunTail | None]
+                  ) -> Callable[[bool, int], dict[PriceKey, Any]]:
     def make(sums: bool, wait: int) -> dict[PriceKey, Any]:
         if t is None or (wait > 0 and opt.mode != "buy"):
             return {}
-        return {key: _template(opt, key, spec, a, n, t, node_kw, own, wait, sums) for key in keys}
+        run = tail()
+        out = {}
+        for key in keys:
+            base = _template(opt, key, spec, a, n, t, node_kw, own, wait, sums)
+            out[key] = base if run is None else _with_tail(base, run, opt, key, spec, a, n, t, node_kw, own, wait,
+                                                           sums)
+        return out
     return make
+
+
+def _with_tail(base: Any, run: RunTail, opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int,
+               t: TimeEstimate, node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
+    """A per-node template with its mean–CVaR premium added as the line `tail` (cost only, never cash): ω × (CVaR95
+    of the node's cost over the scenarios' run lengths, as the scenarios price it (`node_cost_at`) − its cost in
+    the model without the estimated-price premium), at price 0 and per dollar of price — affine in the price like
+    every per-node line; for an estimated price, plus the premium of its price's own spread."""
+    commit_months, _est = key
+    held = (a.install_days[opt.accel.cls] + wait) * 24.0 if opt.mode == "buy" else 0.0  # type: ignore[index]
+    kinks = wall_kinks(a.money, commit_months, held)
+    memo: dict[float, Sums] = {}
+
+    def at(h: float) -> Sums:
+        if h not in memo:
+            run_of = TimeEstimate(0.0, 0.0, 0.0, h, h, 0.0, math.inf, 0.0)
+            memo[h] = _template(opt, (commit_months, False), spec, a, n, run_of, node_kw, own, wait, True)
+        return memo[h]
+
+    model = _template(opt, (commit_months, False), spec, a, n, t, node_kw, own, wait, True)
+    p0 = run.premium(lambda h: at(h)[0], kinks, model[0])
+    p1 = run.premium(lambda h: at(h)[1], kinks, model[1])
+    if key[1]:  # an estimated price: its own tail, on the node's price-driven cost (see `price_tail_factor`)
+        p1 += run.aversion * price_tail_factor(a) * model[1]
+    if sums:
+        c0, c1, k0, k1 = base
+        return (c0 + p0, c1 + p1, k0, k1)
+    l0, l1 = base
+    return (Lines({**l0.cost, "tail": p0}, dict(l0.cash)), Lines({**l1.cost, "tail": p1}, dict(l1.cash)))
 
 
 def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,

@@ -22,12 +22,13 @@ kinks and the ends of the scenarios' range and interpolated (`CostCurve`); tests
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..inputs.assumptions import MoneyA
+from ..inputs.assumptions import Assumptions, MoneyA
 from .compute import TimeEstimate
 from .cost import HOURS_PER_MONTH, HOURS_PER_YEAR
 from .uncertainty import poisson_inverse
@@ -80,6 +81,57 @@ class CostCurve:
         if len(self.hours) == 1:
             return np.full(np.shape(hours), self.values[0])
         return np.interp(hours, self.hours, self.values)
+
+
+@dataclass(frozen=True)
+class RunTail:
+    """The run-length scenarios of one point, for the mean–CVaR objective (`assumptions.uncertainty.aversion`).
+
+    With aversion ω the objective prices a plan at (1 − ω) × its cost + ω × CVaR95 of its cost, PyPSA's mean–CVaR
+    ([pypsa-cvar], [rockafellar-uryasev2000]) with the model's cost as the mean: the premium (line `tail`) is
+    ω × (CVaR95 − cost). It is priced for the run-length uncertainty (MFU and interruptions), which every plan at
+    a point shares: CVaR95 of a cost line f is the mean of f over the 5% longest runs. Every cost line rises with
+    the run's length (hours billed, held, operated; a resale value that falls with age), so the 5% longest runs are
+    the 5% dearest for every line alike, and the CVaR of their sum is the sum of their CVaRs — linear in the nodes
+    of each quote, so the model carries the premium as one more per-node and per-plan line and stays exact. An
+    estimated price adds its own tail (`price_tail_factor`); the delivery uncertainty, which depends on the start
+    the model chooses, keeps its expectation (the slip line).
+
+    The base is the model's cost (the run at the median MFU, failures at their expectation), not the scenarios'
+    mean: with ω = 0 nothing changes, and the premium never rewards a plan for a mean the objective does not see
+    (a run that often stops short of a commitment's floor has a thin tail above a higher mean)."""
+
+    walls: np.ndarray
+    longest: np.ndarray
+    """Indices of the ⌈(1 − α)·N⌉ longest runs (ties broken by scenario index, so the same on every machine)."""
+    aversion: float
+
+    @classmethod
+    def of(cls, walls: np.ndarray, aversion: float, alpha: float = CVAR_ALPHA) -> "RunTail":
+        k = max(1, math.ceil(round((1.0 - alpha) * len(walls), 9)))
+        cut = np.partition(walls, len(walls) - k)[len(walls) - k]   # the k-th longest run, in O(N)
+        above = np.flatnonzero(walls > cut)
+        ties = np.flatnonzero(walls == cut)[:k - len(above)]        # ties: the lowest scenario indices
+        return cls(walls, np.concatenate([above, ties]), aversion)
+
+    def premium(self, fn: Callable[[float], float], kinks: Sequence[float], base: float) -> float:
+        """ω (mean over the longest runs − `base`) of a cost line given as a function of wall hours, exact between
+        its kinks (`CostCurve`, `wall_kinks`); `base` is the line's cost in the model."""
+        lo, hi = float(self.walls.min()), float(self.walls.max())
+        values = CostCurve.of(fn, lo, hi, kinks)(self.walls)
+        return self.aversion * (float(values[self.longest].mean()) - base)
+
+
+def price_tail_factor(a: Assumptions, alpha: float = CVAR_ALPHA) -> float:
+    """(CVaR_α − E) of an estimated price's factor f (lognormal, σ `estimate_price_sigma`, mean
+    m = 1 + `estimate_price_risk_pct`/100): for a lognormal, E[f | f above its α-quantile] = m Φ(σ − z_α)/(1 − α),
+    so the factor is m (Φ(σ − z_α)/(1 − α) − 1). The price spread is independent of the run length, so its tail is
+    priced apart and added to the run's: CVaR is subadditive, so the sum is at least the joint premium — a buyer
+    who pays to cut the tail is never told it costs less than it does."""
+    sigma = a.uncertainty.estimate_price_sigma
+    mean = 1.0 + a.money.estimate_price_risk_pct / 100.0
+    z = NormalDist().inv_cdf(alpha)
+    return mean * (NormalDist().cdf(sigma - z) / (1.0 - alpha) - 1.0)
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,8 @@ class UncertaintyA(Strict):
     mfu_sigma: MfuSigma
     porting_delay_sigma: Sigma
     estimate_price_sigma: Sigma
+    aversion: float = Field(ge=0.0, le=1.0)
+    """ω of the mean–CVaR objective (`estimate/scenarios.py`: `tail_premium`); 0: risk-neutral."""
 
 
 MAX_GRID_COUNTS = 1000

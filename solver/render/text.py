@@ -24,6 +24,7 @@ LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "res
               "energy": "energy", "porting": "engineering: porting", "operations": "engineering: operations",
               "failure_rework": "risk: failure rework", "delivery_slip": "risk: delivery slip (expected)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
+              "tail": "risk: tail premium (mean-CVaR)",
               "rules": "rules"}
 AFTER_RUN_TEXT = {"resell": "held from delivery to the end of the run, then sold at its resale value",
                   "reuse": "held from delivery to the end of the run, charged straight-line depreciation for that time",

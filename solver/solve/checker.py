@@ -23,14 +23,14 @@ from ..estimate.memory import adapter_params, memory_per_gpu
 from ..estimate.options import Universe
 from ..estimate.scenarios import wall_hours
 from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
-from ..inputs.catalog import Accelerator, Quote, System
+from ..inputs.catalog import PRICE_FIELDS, Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, names_quote, option_attrs, \
     policy_breaches
 from .plan import Plan
 
 HOURS_PER_YEAR = 8760.0
-RISK = ("delivery_slip", "consumer_risk", "estimate_price")
+RISK = ("delivery_slip", "consumer_risk", "estimate_price", "tail")
 """Cost lines that are premiums, not payments: never part of cash."""
 _N = NormalDist()
 
@@ -212,6 +212,10 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
         ledger.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
         ledger.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
                       / (HOURS_PER_YEAR / 12.0))
+    tail = _run_tail(problem, plan, t, accel, system, start, delay)
+    if tail:  # like every premium of the point, part of what a rule's add_pct applies to
+        led.charge("tail", tail)
+        before.charge("tail", _run_tail(problem, plan, t, accel, system, start, delay, waits=False))
     base_for_pct = sum(before.cost.values())  # a rule's add_pct applies to the lines before delivery timing
     if slip:
         led.charge("delivery_slip", slip)
@@ -221,6 +225,76 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
             led.charge("rules", (then.add_usd or 0.0) + base_for_pct * (then.add_pct or 0.0) / 100.0,
                        cash=then.add_usd or 0.0)
     return led.cost, led.cash
+
+
+def _run_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System, start: int,
+              delay: int, waits: bool = True) -> float:
+    """ω × (mean cost of the 5% longest runs − the plan's cost at the expected run), the run's cost in each
+    scenario being this checker's own ledger at that run length (every hour billed or held, so no failure rework;
+    no estimated-price premium: the scenarios price estimates by their own spread); `waits=False`: as if bought
+    hardware did not wait (the lines a rule's add_pct applies to). The ledger is piecewise linear in the hours, with
+    kinks where a floor or an age of the resale curve is crossed; it is evaluated at those and interpolated."""
+    a = problem.assumptions.values
+    u, m = a.uncertainty, a.money
+    if u.aversion <= 0:
+        return 0.0
+    draws = Draws(u.seed, u.scenarios)
+    walls = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
+                       draws.normal("interruptions"), draws.uniform("interruptions"))
+    longest = np.argsort(-walls, kind="stable")[:max(1, math.ceil(round(0.05 * len(walls), 9)))]
+    porting = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
+    fte = m.ops_fte[plan.mode]  # type: ignore[index]
+    engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
+    held: list[tuple[Quote, int, int]] = []
+    kinks = {m.ops_min_days * 24.0, m.cloud_min_billed_hours}
+    for pq in plan.quotes:
+        q = problem.catalog.quotes[pq.id]
+        wait = _timing(problem, q, accel, start, delay)[0] if plan.mode == "buy" and waits else 0
+        held.append((q, pq.nodes, wait))
+        before = (a.install_days[accel.cls] + wait) * 24.0 if plan.mode == "buy" else 0.0  # type: ignore[index]
+        kinks |= {q.commit_months * HOURS_PER_YEAR / 12.0, m.depreciation_years * HOURS_PER_YEAR - before}
+        kinks |= {age * HOURS_PER_YEAR - before for age in m.resale_value_by_age_years}
+
+    def cost_at(ideal: float, wall: float) -> float:
+        led = _Ledger()
+        for q, k, wait in held:
+            if plan.mode == "buy":
+                _buy(led, q, k, plan.nodes, ideal, wall, wait, problem, accel, system)
+            else:
+                _rented(led, q, k, ideal, wall, problem, system)
+        led.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
+        led.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
+                   / (HOURS_PER_YEAR / 12.0))
+        return sum(v for name, v in led.cost.items() if name != "estimate_price")
+
+    lo, hi = float(walls.min()), float(walls.max())
+    grid = sorted({lo, hi, *(k for k in kinks if lo < k < hi)})
+    values = np.interp(walls, grid, [cost_at(h, h) for h in grid])
+    run = u.aversion * (float(values[longest].mean()) - cost_at(t.ideal_hours, t.wall_hours))
+    return run + u.aversion * _price_tail(problem, plan, t, accel, system, held)
+
+
+def _price_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System,
+                held: list[tuple[Quote, int, int]]) -> float:
+    """(CVaR95 − E) of the price factor of estimated quotes (lognormal: E[f | f ≥ q95] = m Φ(σ − z95)/0.05), times
+    the price-driven part of their cost at the expected run (their ledger at the price less at price 0)."""
+    a = problem.assumptions.values
+    sigma, mean = a.uncertainty.estimate_price_sigma, 1.0 + a.money.estimate_price_risk_pct / 100.0
+    factor = mean * (_N.cdf(sigma - _N.inv_cdf(0.95)) / 0.05 - 1.0)
+    out = 0.0
+    for q, k, wait in held:
+        if q.kind != "estimate":
+            continue
+        priced, free = _Ledger(), _Ledger()
+        for led, quote in ((priced, q), (free, q.model_copy(update={PRICE_FIELDS[q.mode]: 0.0}))):
+            if plan.mode == "buy":
+                _buy(led, quote, k, plan.nodes, t.ideal_hours, t.wall_hours, wait, problem, accel, system)
+            else:
+                _rented(led, quote, k, t.ideal_hours, t.wall_hours, problem, system)
+        driven = sum(v for n, v in priced.cost.items() if n != "estimate_price") - \
+            sum(v for n, v in free.cost.items() if n != "estimate_price")
+        out += factor * driven
+    return out
 
 
 def _attrs(accel: Accelerator, system: System, mode: str) -> dict[str, object]:

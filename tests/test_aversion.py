@@ -1,0 +1,107 @@
+"""`risk.uncertainty.aversion` (ω of the mean–CVaR objective): the tail premium of a plan is ω × (mean cost of its 5%
+longest runs − its cost in the model), plus ω × (CVaR95 − E) of an estimated price; CP-SAT still finds the exact
+optimum, and a higher aversion buys a thinner tail.
+
+Independent checks: the premium of a rented plan recomputed in the test from the quote's rate, the engineers and the
+scenario run lengths (by hand, not through the cost templates); the lognormal CVaR factor against a sample; the
+optimum against exhaustive enumeration; the direction in which ω moves the answer.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.answers.risk import draws_for
+from solver.estimate.scenarios import price_tail_factor, wall_hours
+from solver.estimate.uncertainty import mfu_factor
+from solver.inputs.problem import load_problem
+from solver.solve.brute import brute_force
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem
+from test_optimality import _load, extra_quotes, problems
+
+ROOT = Path(__file__).resolve().parent.parent
+FINETUNE = ROOT / "constraints" / "finetune-70b.yaml"
+DATACENTER = ROOT / "constraints" / "datacenter.yaml"
+
+
+def test_a_rented_plans_premium_by_hand() -> None:
+    """Cloud billing is rate × GPUs × max(hours, floor); operations are engineers × $/month × max(hours, minimum) /
+    730; porting does not depend on the hours. The premium is ω (mean over the 500 longest of 10,000 runs − the
+    cost at the expected run length)."""
+    omega = 0.5
+    problem = load_problem(FINETUNE, [f"risk.uncertainty.aversion={omega}"])
+    ctx = prepare(problem, SolveSettings(alternatives=False))
+    plan = solve_problem(problem, ctx.settings, ctx).plan
+    assert plan is not None and plan.mode == "cloud" and len(plan.quotes) == 1
+    pt = next(p for o in ctx.universe.options if o.id == plan.option for p in o.points if p.n == plan.nodes)
+    a = problem.assumptions.values
+    q = problem.catalog.quotes[plan.quotes[0].id]
+    draws = draws_for(problem)
+    walls = wall_hours(pt.time, a.reliability.restart_hours, mfu_factor(draws, a, pt.option.accel.software,
+                                                                        pt.option.accel.cls),
+                       draws.normal("interruptions"), draws.uniform("interruptions"))
+    floor = max(q.commit_months * 730.0, a.money.cloud_min_billed_hours)
+    fte = a.money.ops_fte["cloud"]
+    engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
+    def cost(hours: Any) -> Any:
+        return q.price * plan.gpus * np.maximum(hours, floor) + \
+            engineers * a.money.engineer_usd_per_month * np.maximum(hours, a.money.ops_min_days * 24.0) / 730.0
+
+    longest = np.sort(cost(walls))[-math.ceil(0.05 * len(walls)):]
+    assert pt.time is not None
+    model = cost(pt.time.wall_hours)  # the model bills every expected hour (failure rework is its own line)
+    want = omega * (longest.mean() - model)
+    assert want > 0
+    assert abs(plan.lines.cost["tail"] - want) <= 1e-6 * want, (plan.lines.cost["tail"], want)
+    assert "tail" not in plan.lines.cash  # a premium, never paid
+
+
+def test_the_estimated_price_tail_factor_matches_a_sample() -> None:
+    problem = load_problem(FINETUNE)
+    a = problem.assumptions.values
+    sigma, mean = a.uncertainty.estimate_price_sigma, 1.0 + a.money.estimate_price_risk_pct / 100.0
+    f = np.exp(math.log(mean) - sigma ** 2 / 2 + sigma * np.random.default_rng(5).standard_normal(2_000_000))
+    top = np.sort(f)[-len(f) // 20:]
+    assert abs(price_tail_factor(a) - (top.mean() - f.mean())) < 2e-3
+    z = NormalDist().inv_cdf(0.95)
+    assert abs(price_tail_factor(a) - mean * (NormalDist().cdf(sigma - z) / 0.05 - 1)) < 1e-12
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(problems(), extra_quotes(), st.sampled_from([0.3, 1.0]))
+def test_the_averse_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]],
+                                               omega: float) -> None:
+    problem = {**problem, "objective": "cost" if problem["objective"] == "time" else problem["objective"],
+               "risk": {**problem.get("risk", {}), "uncertainty": {"aversion": omega, "scenarios": 400}}}
+    with tempfile.TemporaryDirectory() as d:
+        p = _load(problem, quotes, Path(d))
+        ctx = prepare(p)
+        result = solve_problem(p, ctx.settings, ctx)
+        brute = brute_force(p, ctx.universe, ctx.unit)
+        if brute is None:
+            assert result.status == "infeasible"
+            return
+        assert result.status == "optimal" and result.objective == brute.objective, (result.plan, brute)
+
+
+def test_more_aversion_buys_a_thinner_tail() -> None:
+    """For the exact optimum of cost + ω·T over a fixed set of plans (T = CVaR95 − cost), T of the chosen plan never
+    rises with ω and its cost without the premium never falls (swap argument on the two objectives)."""
+    last_tail, last_base = math.inf, -math.inf
+    for omega in (0.1, 0.5, 1.0):
+        problem = load_problem(DATACENTER, [f"risk.uncertainty.aversion={omega}", "risk.uncertainty.scenarios=2000"])
+        result = solve_problem(problem, SolveSettings(alternatives=False))
+        assert result.status == "optimal" and result.plan is not None
+        tail = result.plan.lines.cost.get("tail", 0.0) / omega
+        base = result.plan.total_cost - result.plan.lines.cost.get("tail", 0.0)
+        slack = 2 * result.plan.nodes * result.unit  # the model rounds each node's lines up to its money unit
+        assert tail <= last_tail + slack and base >= last_base - slack, (omega, tail, last_tail, base, last_base)
+        last_tail, last_base = tail, base
