@@ -75,7 +75,7 @@ def test_the_estimated_price_tail_factor_matches_a_sample() -> None:
     assert abs(price_tail_factor(a) - mean * (NormalDist().cdf(sigma - z) / 0.05 - 1)) < 1e-12
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(problems(), extra_quotes(), st.sampled_from([0.3, 1.0]))
 def test_the_averse_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                omega: float) -> None:

@@ -68,7 +68,7 @@ def test_latest_start_is_the_last_day_that_meets_the_confidence(sets: list[str])
     assert checked >= 20
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(problems(), extra_quotes(), st.sampled_from([0.5, 0.8, 0.95]))
 def test_chance_constrained_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                       confidence: float) -> None:
@@ -87,7 +87,7 @@ def test_chance_constrained_optimum_equals_enumeration(problem: dict[str, Any], 
         assert result.objective == brute.objective, (result.plan and result.plan.option, brute)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(problems(), extra_quotes(), st.sampled_from([0.5, 0.8, 0.95]))
 def test_joint_cuts_alone_reach_the_same_optimum(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                  confidence: float) -> None:

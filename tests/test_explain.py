@@ -325,7 +325,7 @@ def test_why_not_relaxations_keep_the_question(sets: list[str]) -> None:
     """Why not MI355X on the 200B problem: every relaxation (including those found by re-solving what-ifs: rack
     power, and the deadline under a confidence) must give an MI355X plan — relaxing rack power by 1 kW admits
     bought B200s, which answers another question (a bug found while adding the confidence)."""
-    out = why_not(load_problem(ROOT / "constraints" / "datacenter.yaml", [*sets, "risk.uncertainty.scenarios=2000"]),
+    out = why_not(load_problem(ROOT / "constraints" / "datacenter.yaml", [*sets, "risk.uncertainty.scenarios=1000"]),
                   "mi355x")
     assert out["status"] == "infeasible"
     found = out["explanation"]["relaxations"]
