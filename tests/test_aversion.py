@@ -10,7 +10,6 @@ optimum against exhaustive enumeration; the direction in which ω moves the answ
 from __future__ import annotations
 
 import math
-import tempfile
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -23,9 +22,8 @@ from solver.answers.risk import draws_for
 from solver.estimate.scenarios import price_tail_factor, wall_hours
 from solver.estimate.uncertainty import mfu_factor
 from solver.inputs.problem import load_problem
-from solver.solve.brute import brute_force
 from solver.solve.pipeline import SolveSettings, prepare, solve_problem
-from test_optimality import _load, extra_quotes, problems
+from test_optimality import assert_optimum_equals_enumeration, cost_objective, extra_quotes, problems
 
 ROOT = Path(__file__).resolve().parent.parent
 FINETUNE = ROOT / "constraints" / "finetune-70b.yaml"
@@ -79,17 +77,9 @@ def test_the_estimated_price_tail_factor_matches_a_sample() -> None:
 @given(problems(), extra_quotes(), st.sampled_from([0.3, 1.0]))
 def test_the_averse_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                omega: float) -> None:
-    problem = {**problem, "objective": "cost" if problem["objective"] == "time" else problem["objective"],
+    problem = {**cost_objective(problem),
                "risk": {**problem.get("risk", {}), "uncertainty": {"aversion": omega, "scenarios": 400}}}
-    with tempfile.TemporaryDirectory() as d:
-        p = _load(problem, quotes, Path(d))
-        ctx = prepare(p)
-        result = solve_problem(p, ctx.settings, ctx)
-        brute = brute_force(p, ctx.universe, ctx.unit)
-        if brute is None:
-            assert result.status == "infeasible"
-            return
-        assert result.status == "optimal" and result.objective == brute.objective, (result.plan, brute)
+    assert_optimum_equals_enumeration(problem, quotes)
 
 
 def test_more_aversion_buys_a_thinner_tail() -> None:

@@ -22,7 +22,7 @@ from solver.estimate.delivery import order_by_day, ready_offset
 from solver.inputs.problem import load_problem
 from solver.solve.brute import brute_force
 from solver.solve.pipeline import prepare, solve_problem
-from test_optimality import _load, extra_quotes, problems
+from test_optimality import assert_optimum_equals_enumeration, cost_objective, extra_quotes, problems
 
 ROOT = Path(__file__).resolve().parent.parent
 DATACENTER = ROOT / "constraints" / "datacenter.yaml"
@@ -72,19 +72,9 @@ def test_latest_start_is_the_last_day_that_meets_the_confidence(sets: list[str])
 @given(problems(), extra_quotes(), st.sampled_from([0.5, 0.8, 0.95]))
 def test_chance_constrained_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                       confidence: float) -> None:
-    problem = {**problem, "objective": "cost" if problem["objective"] == "time" else problem["objective"],
-               "policy": {**problem["policy"], "deadline_confidence": confidence},
+    problem = {**cost_objective(problem), "policy": {**problem["policy"], "deadline_confidence": confidence},
                "risk": {**problem.get("risk", {}), "uncertainty": {"scenarios": 400}}}
-    with tempfile.TemporaryDirectory() as d:
-        p = _load(problem, quotes, Path(d))
-        ctx = prepare(p)
-        result = solve_problem(p, ctx.settings, ctx)
-        brute = brute_force(p, ctx.universe, ctx.unit)
-        if brute is None:
-            assert result.status == "infeasible", result.plan and result.plan.option
-            return
-        assert result.status == "optimal", brute
-        assert result.objective == brute.objective, (result.plan and result.plan.option, brute)
+    assert_optimum_equals_enumeration(problem, quotes)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

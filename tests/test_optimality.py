@@ -25,7 +25,7 @@ from solver.inputs.problem import load_problem
 from solver.model.builder import build
 from solver.solve.brute import brute_force
 from solver.solve.checker import check_plan
-from solver.solve.pipeline import SolveSettings, optimise, prepare
+from solver.solve.pipeline import SolveSettings, optimise, prepare, solve_problem
 
 EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "30"))  # raise for a long soak run
 GRID = ["risk.node_grid.fine_until=8", "risk.node_grid.max_nodes=12", "risk.node_grid.step_until_512=2"]
@@ -161,6 +161,26 @@ def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path, sets
     assert cat is not None
     keep = {k: v for k, v in cat.quotes.items() if k in BUNDLED or k.startswith("rnd-")}
     return loaded.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
+
+
+def cost_objective(problem: dict[str, Any]) -> dict[str, Any]:
+    """The problem with objective `cost` where it was `time` (whose objective value depends on the model's cost
+    bound, which the enumeration does not have)."""
+    return {**problem, "objective": "cost" if problem["objective"] == "time" else problem["objective"]}
+
+
+def assert_optimum_equals_enumeration(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
+    """The decomposed solve (with every part the problem switches on) and the enumeration of every plan agree:
+    both infeasible, or the same proven optimum."""
+    with tempfile.TemporaryDirectory() as d:
+        p = _load(problem, quotes, Path(d))
+        ctx = prepare(p)
+        result = solve_problem(p, ctx.settings, ctx)
+        brute = brute_force(p, ctx.universe, ctx.unit)
+        if brute is None:
+            assert result.status == "infeasible", result.plan and result.plan.option
+            return
+        assert result.status == "optimal" and result.objective == brute.objective, (result.plan, brute)
 
 
 def _solve(problem: Any) -> tuple[Any, Any, Any]:

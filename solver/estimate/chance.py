@@ -30,7 +30,7 @@ from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from .delivery import install_days, order_by_day, ready_offset
 from .compute import TimeEstimate
-from .options import Option, Point
+from .options import Option, Point, recent, workload_key
 from .scenarios import wall_hours
 from .uncertainty import Draws, lead_days, mfu_factor, porting_days
 
@@ -208,14 +208,7 @@ def shared_days(problem: Problem) -> dict[tuple[TimeEstimate, str, str], np.ndar
     """The scenario days of this problem's workload and assumptions, kept per process (least recently used out):
     the what-ifs of an explanation change limits, not the workload, and each would otherwise redraw thousands of
     interruption counts per point."""
-    key = (problem.spec.workload.model_dump_json(), problem.assumptions.values.model_dump_json())
-    cache = _SHARED_DAYS.pop(key, None)
-    if cache is None:
-        cache = {}
-        while len(_SHARED_DAYS) >= SHARED_DAYS:
-            _SHARED_DAYS.pop(next(iter(_SHARED_DAYS)))
-    _SHARED_DAYS[key] = cache
-    return cache
+    return recent(_SHARED_DAYS, workload_key(problem), SHARED_DAYS)
 
 
 def chance_model(problem: Problem, deadline_day: int | None) -> ChanceModel | None:

@@ -357,13 +357,27 @@ def shared_estimates(problem: Problem) -> EstimateCache:
     count; the key holds the first two (as JSON) and the cache's inner key the next two, so a what-if that changes
     prices, quotes, the site, the schedule or the policy reuses every estimate, and one that changes the workload
     or an assumption gets its own."""
-    key = (problem.spec.workload.model_dump_json(), problem.assumptions.values.model_dump_json())
-    cache = _SHARED.pop(key, None)
+    return recent(_SHARED, workload_key(problem), SHARED_ESTIMATES)
+
+
+def workload_key(problem: Problem) -> tuple[str, str]:
+    """What a process-wide cache of estimates is keyed by: the workload and the assumptions, as JSON."""
+    return problem.spec.workload.model_dump_json(), problem.assumptions.values.model_dump_json()
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def recent(store: dict[K, dict[Any, V]], key: K, limit: int) -> dict[Any, V]:
+    """The cache kept in `store` under `key` (a new one if none), made the most recently used; the least recently
+    used beyond `limit` are dropped."""
+    cache = store.pop(key, None)
     if cache is None:
         cache = {}
-        while len(_SHARED) >= SHARED_ESTIMATES:
-            _SHARED.pop(next(iter(_SHARED)))
-    _SHARED[key] = cache
+        while len(store) >= limit:
+            store.pop(next(iter(store)))
+    store[key] = cache
     return cache
 
 
