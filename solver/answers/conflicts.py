@@ -328,28 +328,34 @@ class PairOracle:
         act = set(active)
         unknown = False
         for pair in self.items:
-            if self.covered(pair, act):
-                continue
-            b = self.model(pair)
-            key = (pair, frozenset(act & set(b.lits)))
-            st = self.memo.get(key)
-            if st is None:
-                m = b.model
-                m.clear_objective()
-                m.clear_assumptions()
-                m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair] + self._pruned(b, act))
-                try:
-                    st = self.ctx.engine.solve(m, label=f"{pair}-feasible").status
-                finally:
-                    m.clear_assumptions()
-                st = FEASIBLE if st in (OPTIMAL, FEASIBLE) else st
-                self.memo[key] = st
-                if st == UNKNOWN:
-                    self.undecided += 1
+            st = self.pair_status(pair, active, act)
             if st == FEASIBLE:
                 return FEASIBLE
             unknown = unknown or st == UNKNOWN
         return UNKNOWN if unknown else INFEASIBLE
+
+    def pair_status(self, pair: str, active: list[str], act: set[str] | None = None) -> str:
+        """`feasible`, `infeasible` or `unknown` for one pair under the active groups (memoised)."""
+        act = set(active) if act is None else act
+        if self.covered(pair, act):
+            return INFEASIBLE
+        b = self.model(pair)
+        key = (pair, frozenset(act & set(b.lits)))
+        st = self.memo.get(key)
+        if st is None:
+            m = b.model
+            m.clear_objective()
+            m.clear_assumptions()
+            m.add_assumptions([b.lits[g] for g in active if g in b.lits] + self.forced[pair] + self._pruned(b, act))
+            try:
+                st = self.ctx.engine.solve(m, label=f"{pair}-feasible").status
+            finally:
+                m.clear_assumptions()
+            st = FEASIBLE if st in (OPTIMAL, FEASIBLE) else st
+            self.memo[key] = st
+            if st == UNKNOWN:
+                self.undecided += 1
+        return st
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,

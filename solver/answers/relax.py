@@ -30,7 +30,7 @@ from ..estimate.options import option_quote_ready
 from ..model.builder import Built
 from ..model.decode import decode
 from ..model.groups import MEMORY, capacity_group, capacity_quote, is_numeric, reason, where
-from ..solve.engine import OPTIMAL
+from ..solve.engine import INFEASIBLE, OPTIMAL
 from ..solve.pipeline import Context, prepare
 from ..solve.plan import make_plan
 from .conflicts import Minimum, PairOracle, covering_reason, deletion_filter
@@ -179,12 +179,16 @@ def _resolved_relaxation(ctx: Context, oracle: PairOracle, g: str) -> dict[str, 
     change: the largest confidence (to `CONFIDENCE_STEP`) or the earliest deadline (to the day) that has a plan."""
     spec = ctx.problem.spec
     statuses: dict[int, PairOracle] = {}
+    # Neither relaxation can give a plan to a pair that has none with the deadline and its confidence both dropped
+    # (feasibility is monotone in each): only the others are rebuilt at each step.
+    loose = [h for h in oracle.all_groups() if h not in ("schedule.deadline", "policy.deadline_confidence")]
+    candidates = {p for p in oracle.items if oracle.pair_status(p, loose) != INFEASIBLE}
 
     def oracle_at(step: int) -> PairOracle:
         if step not in statuses:
             change = (f"policy.deadline_confidence={step * CONFIDENCE_STEP:.2f}" if g == "policy.deadline_confidence"
                       else f"schedule.deadline={spec.schedule.deadline + timedelta(days=step)}")  # type: ignore[operator]
-            statuses[step] = what_if_oracle(ctx, oracle, [change])
+            statuses[step] = what_if_oracle(ctx, oracle, [change], candidates)
         return statuses[step]
 
     def feasible(step: int) -> bool:
