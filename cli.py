@@ -378,10 +378,13 @@ def sweep(file: str, grid: tuple[str, ...], executor: str, workers: int | None, 
     from solver.render.jsonout import sweep_dict, to_json
     from solver.render.text import render_sweep
 
+    from solver.errors import InputError
     if click.get_current_context().meta.get("max_seconds") is not None:
-        from solver.errors import InputError
         raise InputError("not for plan sweep: each point is solved to a deterministic --time-limit, so that every "
                          "executor gives the same answer", origin="--max-seconds")
+    if debug_model:
+        raise InputError("not for plan sweep (its points may run in other processes or on other machines): run "
+                         "plan solve with the point's --set values", origin=f"--debug-model {debug_model}")
     run_on = _executor(executor, workers, address)
     axes = [parse_axis(g) for g in grid]
     problem = _load(file, sets, quotes)

@@ -79,6 +79,9 @@ def test_without_max_seconds_nothing_changes() -> None:
     assert r1.exit_code == 0 and "stopped_by" not in r1.stdout
 
 
-def test_sweep_refuses_a_wall_clock() -> None:
+def test_sweep_refuses_a_wall_clock_and_model_dumps(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["sweep", str(DATACENTER), "--set-grid", "budget.max_usd=20M", "--max-seconds", "5"])
     assert r.exit_code == 2 and "--max-seconds: not for plan sweep" in r.output, r.output
+    r = CliRunner().invoke(main, ["sweep", str(DATACENTER), "--set-grid", "budget.max_usd=20M", "--debug-model",
+                                  str(tmp_path / "m")])
+    assert r.exit_code == 2 and "not for plan sweep" in r.output and "Traceback" not in r.output, r.output
