@@ -236,3 +236,28 @@ def test_set_bad_values(runner, expr, expect):
     result = runner.invoke(main, ["validate", "constraints/datacenter.yaml", "--set", expr])
     err = assert_bad_input(result, f"--set {expr}", expect, None)
     assert "constraints/datacenter.yaml" not in err
+
+
+def test_quote_files_have_their_own_configurable_limit(runner, tmp_path, monkeypatch):
+    """A quote file over the problem files' 2 MB is read (catalogs may be marketplace-sized, 64 MB by default); the
+    limit is PLAN_MAX_CATALOG_MB, counted on bytes read, and a bad value of it is a one-line error."""
+    from solver.inputs.yamlsrc import MAX_FILE_BYTES
+    quote = ("- {id: big-%05d, system: dgx-h100, mode: cloud, vendor: test, usd_per_gpu_hour: 9.5, max_nodes: 1, "
+             "lead_time_days: 7, quoted_on: 2026-11-01, valid_until: 2027-06-30, kind: list, source: test}\n")
+    big = tmp_path / "quotes.yaml"
+    with big.open("w", encoding="utf-8") as f:
+        f.write("quotes:\n")
+        f.write("# " + "x" * (MAX_FILE_BYTES + 1000) + "\n")  # over 2 MB in one comment; a few quotes after it
+        for i in range(3):
+            f.write(quote % i)
+    assert big.stat().st_size > MAX_FILE_BYTES
+    problem = REPO / "constraints" / "finetune-70b.yaml"
+    ok = runner.invoke(main, ["validate", str(problem), "--quotes", str(big)])
+    assert ok.exit_code == 0, ok.output
+    monkeypatch.setenv("PLAN_MAX_CATALOG_MB", "1.5")
+    refused = runner.invoke(main, ["validate", str(problem), "--quotes", str(big)])
+    assert_bad_input(refused, "quotes.yaml", "file is over 1,500,000 bytes", None)
+    assert "PLAN_MAX_CATALOG_MB" in refused.output
+    monkeypatch.setenv("PLAN_MAX_CATALOG_MB", "lots")
+    r = runner.invoke(main, ["validate", str(problem), "--quotes", str(big)])
+    assert r.exit_code == 2 and "environment PLAN_MAX_CATALOG_MB: expected a number of MB" in r.output, r.output

@@ -23,7 +23,7 @@ from . import bundled
 from .names import did_you_mean
 from .schema import Strict, validate
 from .units import Date, MoneyOrZero, NonNegFloat, PositiveFloat
-from .yamlsrc import Source, load_file, parse_text, path_str, read_text
+from .yamlsrc import CATALOG_LIMIT_ENV, Source, catalog_file_limit, load_file, parse_text, path_str, read_text
 
 MAX_LEAD_DAYS = 3650
 """Longest lead time a quote may state (ten years): a longer one is a typo, and it bounds the planning calendar."""
@@ -357,13 +357,14 @@ def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | Non
     layers = _Layers()
     for name, node in bundled.catalog_files():
         layers.add_file(bundled.load_traversable(node, name), user=False)
+    limit = catalog_file_limit() if extra else 0
     for k, entry in enumerate(extra):
         path = Path(entry)
         label = shown[k] if shown is not None else str(entry)
         if not path.exists():
             raise InputError("catalog file or folder not found", file=label)
         for file in _files_in(path):
-            layers.add_file(load_file(file, shown=shown_path(file)), user=True)
+            layers.add_file(load_file(file, shown=shown_path(file), max_bytes=limit, limit_hint=LIMIT_HINT), user=True)
     for name, text in texts:
         layers.add_file(parse_text(text, name), user=True)
     return layers.catalog()
@@ -373,13 +374,18 @@ def catalog_texts(entries: Sequence[str | Path]) -> tuple[tuple[str, str], ...]:
     """The user catalog files of these entries (files or folders), in the order `load_catalog` layers them, as
     (shown name, text): the catalog as plain data."""
     out: list[tuple[str, str]] = []
+    limit = catalog_file_limit() if entries else 0
     for entry in entries:
         path = Path(entry)
         if not path.exists():
             raise InputError("catalog file or folder not found", file=str(entry))
         for file in _files_in(path):
-            out.append((shown_path(file), read_text(file, shown=shown_path(file))))
+            out.append((shown_path(file), read_text(file, shown=shown_path(file), max_bytes=limit,
+                                                    limit_hint=LIMIT_HINT)))
     return tuple(out)
+
+
+LIMIT_HINT = f" (catalog and quote files: set {CATALOG_LIMIT_ENV} to a larger number of MB)"
 
 
 def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origin: str,

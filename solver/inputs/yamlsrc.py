@@ -9,6 +9,7 @@ values ourselves, recording `path -> line` for every node.
 from __future__ import annotations
 
 import math
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +20,16 @@ import yaml
 from ..errors import InputError
 
 MAX_FILE_BYTES = 2_000_000
-"""Largest YAML file read, in bytes: a problem or catalog file is kilobytes; this bounds memory before parsing."""
+"""Largest problem (or saved-plan) YAML file read, in bytes: a problem is kilobytes; this bounds memory before
+parsing. Catalog and quote files have their own limit (`catalog_file_limit`)."""
+CATALOG_LIMIT_ENV = "PLAN_MAX_CATALOG_MB"
+DEFAULT_CATALOG_MB = 64.0
+"""Largest catalog or quote file, in MB (10^6 bytes), unless `PLAN_MAX_CATALOG_MB` says otherwise: a marketplace's
+quote list of ~100,000 offers is ~45 MB of YAML. Parsing takes memory of a few times the text."""
+MAX_CATALOG_MB = 1024.0
 MAX_NODES = 200_000
-"""Most values a document may expand to (aliases included): bounds the work of a YAML alias bomb."""
+"""Most values a document may expand to (aliases included) beyond one per byte of its text: bounds the work of a
+YAML alias bomb (a few bytes that expand to millions of values) without refusing a long honest file."""
 
 PathT = tuple[str | int, ...]
 
@@ -97,17 +105,34 @@ class Source:
         return InputError(message, file=self.file, line=self.line_of(path), path=shown)
 
 
+def catalog_file_limit() -> int:
+    """The catalog and quote file limit in bytes: `PLAN_MAX_CATALOG_MB` (a positive number of MB, at most 1,024)
+    or 64 MB."""
+    raw = os.environ.get(CATALOG_LIMIT_ENV)
+    if raw is None or not raw.strip():
+        return int(DEFAULT_CATALOG_MB * 1_000_000)
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = math.nan
+    if not (0 < mb <= MAX_CATALOG_MB):
+        raise InputError(f"expected a number of MB in (0, {MAX_CATALOG_MB:g}], got {raw!r}",
+                         origin=f"environment {CATALOG_LIMIT_ENV}")
+    return max(1, int(mb * 1_000_000))
+
+
 class _Builder:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, budget: int = MAX_NODES) -> None:
         self.file = file
+        self.budget = budget
         self.lines: dict[PathT, int] = {}
         self.count = 0
         self.constructor = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, path: PathT) -> Any:
         self.count += 1
-        if self.count > MAX_NODES:
-            raise InputError(f"document expands to more than {MAX_NODES:,} values (YAML alias bomb?)",
+        if self.count > self.budget:
+            raise InputError(f"document expands to more than {self.budget:,} values (YAML alias bomb?)",
                              file=self.file, line=node.start_mark.line + 1)
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
@@ -167,7 +192,7 @@ def parse_text(text: str, file: str) -> Source:
         raise InputError("input is nested too deeply", file=file) from None
     if node is None:
         raise InputError("file is empty", file=file)
-    builder = _Builder(file)
+    builder = _Builder(file, MAX_NODES + len(text))
     try:
         data = builder.build(node, ())
     except RecursionError:
@@ -175,7 +200,8 @@ def parse_text(text: str, file: str) -> Source:
     return Source(file=file, data=data, lines=builder.lines)
 
 
-def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None) -> str:
+def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None,
+              limit_hint: str = "") -> str:
     """The UTF-8 text of a regular file, refusing devices, FIFOs, pipes, directories and files over `max_bytes`.
 
     The size is enforced on the bytes actually read (at most `max_bytes + 1`), not on `stat`, which reports 0 for
@@ -201,7 +227,7 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str |
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
     if len(raw) > max_bytes:
-        raise InputError(f"file is over {max_bytes:,} bytes; refusing to read it", file=shown)
+        raise InputError(f"file is over {max_bytes:,} bytes; refusing to read it{limit_hint}", file=shown)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -211,7 +237,8 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str |
     return text
 
 
-def load_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None) -> Source:
+def load_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, shown: str | None = None,
+              limit_hint: str = "") -> Source:
     """Read and parse one YAML file (see `read_text` for what is refused)."""
     shown = shown or str(path)
-    return parse_text(read_text(path, max_bytes=max_bytes, shown=shown), shown)
+    return parse_text(read_text(path, max_bytes=max_bytes, shown=shown, limit_hint=limit_hint), shown)
