@@ -19,8 +19,39 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
     os._exit(130)
 
 
+REQUIRED = ("ortools", "pydantic", "yaml", "click", "tabulate", "numpy")
+"""The modules of pyproject.toml's dependencies (`yaml` is pyyaml's)."""
+EXIT_NOT_INSTALLED = 2
+
+
+def missing_dependencies(names: tuple[str, ...] = REQUIRED) -> list[str]:
+    """The required modules Python cannot find, looked up without importing them (a few ms at start-up)."""
+    import importlib.util
+    missing = []
+    for name in names:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def _check_installed() -> None:
+    """`python3 cli.py ...` with an interpreter that lacks the dependencies: say how to install them (one line,
+    exit 2) instead of a traceback or an "internal error"."""
+    missing = missing_dependencies()
+    if missing:
+        os.write(2, (f"error: plan's dependencies are not installed for {sys.executable} (missing: "
+                     f"{', '.join(missing)}); install the project first, as the README's first line does: "
+                     "python3 -m venv .venv && . .venv/bin/activate && pip install -e .\n").encode())
+        os._exit(EXIT_NOT_INSTALLED)
+
+
 if os.path.basename(sys.argv[0]) in ("plan", "cli.py"):  # the console script, not a library or test import
     signal.signal(signal.SIGINT, _interrupted_while_starting)
+    _check_installed()
 
 import math  # noqa: E402
 from collections.abc import Callable  # noqa: E402

@@ -45,3 +45,26 @@ def test_output_to_a_closed_pipe_does_not_traceback(tmp_path: Path) -> None:
     err = p.stderr.read()
     p.wait(timeout=120)
     assert "Traceback" not in err, err
+
+
+def test_missing_dependencies_are_one_line_with_the_install_command(tmp_path):
+    """`python3 cli.py solve ...` with an interpreter that lacks ortools (the smoke run's case): exit 2 and the
+    README's install command, not a traceback or "internal error". ortools is hidden by an import hook that refuses
+    it, as an interpreter without it would."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    hide = ("import sys, runpy\n"
+            "class Hide:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'ortools':\n"
+            "            raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, Hide())\n"
+            "sys.argv = ['cli.py', 'solve', 'constraints/datacenter.yaml']\n"
+            "runpy.run_path('cli.py', run_name='__main__')\n")
+    r = subprocess.run([sys.executable, "-c", hide], cwd=root, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "missing: ortools" in lines[0] and "pip install -e ." in lines[0], r.stderr
+    assert r.stdout == ""
