@@ -154,7 +154,7 @@ def test_a_missing_ray_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -
     assert r.exit_code == 2 and "--executor ray: Ray is not installed" in r.output, r.output
 
 
-def test_sensitivity_sweeps_are_the_same_on_a_process_pool() -> None:
+def test_sensitivity_sweeps_on_a_process_pool_are_the_direct_solves() -> None:
     """`plan sensitivity`'s input sweeps run as plain-data units too: on a pool, each row is the plan of the
     problem with that input changed, solved directly in this process."""
     from solver.answers.sensitivity import sweeps, variant

@@ -212,10 +212,12 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
         ledger.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
         ledger.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
                       / (HOURS_PER_YEAR / 12.0))
-    tail = _run_tail(problem, plan, t, accel, system, start, delay)
-    if tail:  # like every premium of the point, part of what a rule's add_pct applies to
+    if a.uncertainty.aversion > 0:  # like every premium of the point, part of what a rule's add_pct applies to
+        runs = _longest_runs(problem, t, accel)
+        tail = _run_tail(problem, plan, t, accel, system, start, delay, runs)
         led.charge("tail", tail)
-        before.charge("tail", _run_tail(problem, plan, t, accel, system, start, delay, waits=False))
+        before.charge("tail", tail if plan.mode != "buy" else
+                      _run_tail(problem, plan, t, accel, system, start, delay, runs, waits=False))
     base_for_pct = sum(before.cost.values())  # a rule's add_pct applies to the lines before delivery timing
     if slip:
         led.charge("delivery_slip", slip)
@@ -227,8 +229,17 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
     return led.cost, led.cash
 
 
+def _longest_runs(problem: Problem, t: TimeEstimate, accel: Accelerator) -> tuple[np.ndarray, np.ndarray]:
+    """The scenarios' run lengths of the plan and the indices of the 5% longest (ties: lowest index first)."""
+    a = problem.assumptions.values
+    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
+    walls = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
+                       draws.normal("interruptions"), draws.uniform("interruptions"))
+    return walls, np.argsort(-walls, kind="stable")[:max(1, math.ceil(round(0.05 * len(walls), 9)))]
+
+
 def _run_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System, start: int,
-              delay: int, waits: bool = True) -> float:
+              delay: int, runs: tuple[np.ndarray, np.ndarray], waits: bool = True) -> float:
     """ω × (mean cost of the 5% longest runs − the plan's cost at the expected run), the run's cost in each
     scenario being this checker's own ledger at that run length (every hour billed or held, so no failure rework;
     no estimated-price premium: the scenarios price estimates by their own spread); `waits=False`: as if bought
@@ -236,12 +247,7 @@ def _run_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator,
     kinks where a floor or an age of the resale curve is crossed; it is evaluated at those and interpolated."""
     a = problem.assumptions.values
     u, m = a.uncertainty, a.money
-    if u.aversion <= 0:
-        return 0.0
-    draws = Draws(u.seed, u.scenarios)
-    walls = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
-                       draws.normal("interruptions"), draws.uniform("interruptions"))
-    longest = np.argsort(-walls, kind="stable")[:max(1, math.ceil(round(0.05 * len(walls), 9)))]
+    walls, longest = runs
     porting = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
     fte = m.ops_fte[plan.mode]  # type: ignore[index]
     engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
