@@ -42,20 +42,23 @@ class Conflict:
     proven: bool = True
 
 
-def _decide(ctx: Context, b: Built, assumptions: list[Any], label: str) -> str:
+def _decide(ctx: Context, b: Built, active: list[Any], label: str) -> str:
+    """Whether the model has a plan with the `active` literals true (the others free): a copy with them fixed,
+    solved with presolve. Only the core itself needs assumptions (and presolve off, google/or-tools#5141); a status
+    does not, and presolve on fixed literals settles in a second what the assumption search could not in 20."""
     m = b.model
     m.clear_objective()
     m.clear_assumptions()
-    m.add_assumptions(assumptions)
-    try:
-        return ctx.engine.solve(m, label=label, presolve=False).status
-    finally:
-        m.clear_assumptions()
+    trial = m.clone()
+    for lit in active:
+        trial.add_bool_and([lit])
+    return ctx.engine.solve(trial, label=label).status
 
 
 def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str] | None = None
                      ) -> Conflict | None:
-    """A subset-minimal set of group ids infeasible together with `forced` (source 2); None if feasible.
+    """A subset-minimal set of group ids infeasible together with `forced` (source 2), the quotes' capacities
+    counted as one unit (`_units`); None if feasible.
 
     Minimal because feasibility is monotone (fewer groups, more plans): a group kept was needed when tested, and the
     final set is a subset of the set it was tested in."""
@@ -75,17 +78,32 @@ def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str]
     core = [g for g in groups if g in hinted]
     if not core or _decide(ctx, b, [b.lits[g] for g in core] + forced, "core-check") != INFEASIBLE:
         core = list(groups)
+    units = _units(core)
     proven = True
     i = 0
-    while i < len(core):
-        trial = core[:i] + core[i + 1:]
-        st = _decide(ctx, b, [b.lits[g] for g in trial] + forced, "core-shrink")
+    while i < len(units):
+        trial = units[:i] + units[i + 1:]
+        st = _decide(ctx, b, [b.lits[g] for unit in trial for g in unit] + forced, "core-shrink")
         if st == INFEASIBLE:
-            core = trial
+            units = trial
         else:
             proven = proven and st != UNKNOWN
             i += 1
-    return Conflict(tuple(core), proven)
+    return Conflict(tuple(g for unit in units for g in unit), proven)
+
+
+def _units(groups: list[str]) -> list[tuple[str, ...]]:
+    """The groups as the conflict search deletes them: each on its own, except the quotes' capacities, one unit
+    (at the place of the first). A marketplace pair has hundreds of quotes; deleting their capacities one by one
+    would cost a solve each and say little more than "the quotes' capacities" does."""
+    caps = tuple(g for g in groups if capacity_quote(g) is not None)
+    out: list[tuple[str, ...]] = []
+    for g in groups:
+        if capacity_quote(g) is None:
+            out.append((g,))
+        elif g == caps[0]:
+            out.append(caps)
+    return out
 
 
 def covering_reason(ctx: Context, sub: Universe) -> list[str] | None:
@@ -154,7 +172,8 @@ def exclusion_reasons(ctx: Context, pairs: list[str]) -> dict[str, Conflict]:
     return out
 
 
-def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None = None) -> Conflict:
+def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None = None,
+                 protect: frozenset[str] = frozenset()) -> Conflict:
     """A minimal conflict that rules out every plan over `sub` (a pair, or some of its options), with `forced`
     constraints (default: one of `sub`'s options is used): a point-local cover made minimal when there is one,
     else an assumption core shrunk by deletion."""
@@ -164,7 +183,7 @@ def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None
     def forced_model() -> tuple[Built, list[Any]]:
         """The explanation model with the forcing, built on first use."""
         if not made:
-            b = build(ctx.problem, sub, ctx.screen, ctx.unit, guard="assume")
+            b = build(ctx.problem, sub, ctx.screen, ctx.unit, guard="assume", protect=protect)
             if forced is not None:
                 lits = forced(b)
             else:
@@ -239,14 +258,15 @@ def _point_local(g: str) -> bool:
 
 
 def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str]) -> Conflict:
-    """A point-local cover made minimal: each group whose removal the model still finds infeasible is dropped
+    """A point-local cover made minimal: each group (the quotes' capacities as one unit, `_units`) whose removal
+    the model still finds infeasible is dropped
     (feasibility is monotone, so what is kept was needed when tested and stays needed). The cover is minimal among
     point-local proofs already; a reason that spans points (capacity shared by node counts, budget across quotes)
     can make a group of it redundant, which only a solve shows."""
     core = list(cover)
     proven = True
-    for g in sorted(cover, key=rank, reverse=True):
-        trial = [h for h in core if h != g]
+    for unit in reversed(_units(sorted(cover, key=rank))):
+        trial = [h for h in core if h not in unit]
         if not trial or _witness(ctx, sub, set(trial)):
             continue
         b, forced = model()
@@ -268,10 +288,12 @@ class PairOracle:
     """
 
     def __init__(self, ctx: Context, *, pairs: list[str] | None = None, forced: Forcing | None = None,
-                 elastic: bool = False) -> None:
+                 elastic: bool = False, protect: frozenset[str] = frozenset()) -> None:
         self.ctx = ctx
         self.problem, self.universe, self.unit = ctx.problem, ctx.universe, ctx.unit
         self.forced_fn = forced
+        self.protect = protect
+        """Quotes the forcing names, kept out of the presolve (`model/reduce.py`)."""
         self.elastic = elastic
         self.items: dict[str, list[Reasons]] = {}
         self.models: dict[str, Built] = {}
@@ -287,7 +309,7 @@ class PairOracle:
     def model(self, pair: str) -> Built:
         if pair not in self.models:
             b = build(self.problem, self.universe.subset(pair), self.ctx.screen, self.unit, guard="assume",
-                      elastic=self.elastic, cuts=self.ctx.cuts.get(pair, ()))
+                      elastic=self.elastic, cuts=self.ctx.cuts.get(pair, ()), protect=self.protect)
             self.models[pair] = b
             self.forced[pair] = self.forced_fn(b) if self.forced_fn else []
             for g, grp in b.groups.items():
@@ -413,7 +435,7 @@ class PairOracle:
 
         def step(keep: set[tuple[str, int]], _last: Step[Minimum] | None) -> Step[Minimum]:
             b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
-                      cuts=self.ctx.cuts.get(pair, ()))
+                      cuts=self.ctx.cuts.get(pair, ()), protect=self.protect)
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits], quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
 

@@ -169,7 +169,8 @@ def what_if_oracle(ctx: Context, oracle: PairOracle, sets: list[str], pairs: set
     keep = set(oracle.items) if pairs is None else set(oracle.items) & pairs
     sub = prepare(ctx.problem.with_sets(sets), ctx.settings, unit=ctx.unit, engine=ctx.engine, only_pairs=keep,
                   estimates=ctx.estimates)
-    return PairOracle(sub, pairs=sorted(p for p in sub.universe.pairs() if p in keep), forced=oracle.forced_fn)
+    return PairOracle(sub, pairs=sorted(p for p in sub.universe.pairs() if p in keep), forced=oracle.forced_fn,
+                      protect=oracle.protect)
 
 
 def _resolved_relaxation(ctx: Context, oracle: PairOracle, g: str) -> dict[str, Any] | None:

@@ -64,10 +64,10 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
         out.update(price=None, reasons=[], note="cannot be part of any plan at any price")
         return out
     only = dataclasses.replace(sub.universe.subset(pair), options=tuple(options))
-    oracle = PairOracle(sub, pairs=[pair], forced=forcing(options, q.id))
+    oracle = PairOracle(sub, pairs=[pair], forced=forcing(options, q.id), protect=frozenset({q.id}))
     if not any(pt.workable for o in options for pt in o.points) or \
             (covering_reason(sub, only) is not None or oracle.status(oracle.all_groups()) != "feasible"):
-        found = why_excluded(sub, only, q.id, forcing(options, q.id))
+        found = why_excluded(sub, only, q.id, forcing(options, q.id), frozenset({q.id}))
         if found.groups or not found.proven:
             out.update(price=None, reasons=list(found.groups), proven=found.proven,
                        note="cannot be part of any plan at any price")

@@ -161,7 +161,7 @@ class WhyNot:
             return out
         t = Target(target, kind, options, qid)
         oracle = PairOracle(ctx, pairs=sorted(p for p in ctx.universe.pairs() if p in t.pairs),
-                            forced=forcing(options, qid))
+                            forced=forcing(options, qid), protect=frozenset({qid}) if qid else frozenset())
         if oracle.status(oracle.all_groups()) != "feasible":
             expl = explain(ctx, oracle=oracle)
             expl["subject"] = target

@@ -130,6 +130,10 @@ class PerNode(Mapping[str, Lines]):
     def total(self, qid: str, cash: bool) -> float:
         return self.cash(qid) if cash else self.cost(qid)
 
+    def price_key(self, qid: str) -> tuple[float, PriceKey]:
+        """(price, price key) of quote `qid`: its totals are `key_totals(key)` evaluated at that price."""
+        return self._quotes[qid]
+
     def key_totals(self, key: PriceKey, cash: bool) -> tuple[float, float]:
         """(total at price 0, total per unit of price) of one price key: total(q) = t0 + q.price × t1, evaluated
         in that order so that it is the same float as `cost`/`cash`."""

@@ -138,8 +138,10 @@ class _Builder:
             self.m.add(sum(self.sel[o.id] for o in bad) == 0).only_enforce_if(lit)
 
     # --- selection and quote split -------------------------------------------------------------------------
-    def add_selection(self, protect: frozenset[str], prune: bool) -> None:
-        """One point; its nodes split over the option's quotes; cost and cash terms of each (see module doc)."""
+    def add_selection(self, protect: frozenset[str], reduce: bool) -> None:
+        """One point; its nodes split over the option's quotes; cost and cash terms of each (see module doc).
+        With `reduce`, quotes a point never needs (`reduce.py`) get no variable there, and a quote no point needs
+        none at all."""
         self.m.add_exactly_one(self.z)
         zero = self.zero
         for o in self.options:
@@ -147,13 +149,14 @@ class _Builder:
             if len(o.quotes) == 1:
                 self._single_quote(o, idx)
                 continue
-            dominated = self.screen.dominated_quotes(o, [self.points[i] for i in idx], protect) if prune else set()
+            dropped, at = self.screen.reduction(o, [self.points[i] for i in idx], self.unit, protect,
+                                                every_limit=self.guard == "fixed") if reduce else (set(), [])
             for q in o.quotes:
-                self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if q.id not in dominated else zero
-            for i in idx:
-                self._split(o, i, dominated, zero)
+                self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if q.id not in dropped else zero
+            for k, i in enumerate(idx):
+                self._split(o, i, dropped | at[k] if at else dropped, zero)
             for q in o.quotes:
-                if q.id in dominated:
+                if q.id in dropped:
                     self.x[q.id] = 0
                     continue
                 xq = sum(self.y[(q.id, i)] for i in idx)
@@ -174,7 +177,7 @@ class _Builder:
             self.cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
             self.cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
 
-    def _split(self, o: Option, i: int, dominated: set[str], zero: Any) -> None:
+    def _split(self, o: Option, i: int, dominated: set[str] | frozenset[str], zero: Any) -> None:
         pt, unit = self.points[i], self.unit
         self.cost_terms.append(units(pt.fixed.total_cost, unit) * self.z[i])
         self.cash_terms.append(units(pt.fixed.total_cash, unit) * self.z[i])
@@ -314,11 +317,13 @@ class _Builder:
             for view in (0, 1):
                 terms, hi = [], 0
                 for i in idx:
+                    nodes = self.z[i] if single else self.y[(qid, i)]
+                    if nodes is self.zero:  # the quote is not modelled at this point (`reduce.py`)
+                        continue
                     pt = self.points[i]
                     k = wait_units(pt, t, w, self.unit, single)[view]
                     if k <= 0:
                         continue
-                    nodes = self.z[i] if single else self.y[(qid, i)]
                     terms.append(k * nodes)
                     hi = max(hi, k if single else k * pt.n)
                 if not terms:
@@ -622,18 +627,19 @@ def model_points(universe: Universe, screen: Screen, *, prune: bool,
 def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, guard: Guard = "fixed",
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
           cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
-          cuts: Sequence[ChanceCut] = ()) -> Built:
+          cuts: Sequence[ChanceCut] = (), reduce: bool = True) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
     limit a slack variable (`Built.slacks`) for feasRelax-style repairs; `keep` limits the points to those keys
     (bound-pruned solves); `cost_hi` overrides the objective's cost ceiling (see `objective.py`); quotes in
-    `protect` are never dropped as dominated (a why-not question forces them to be used).
+    `protect` are never dropped as dominated (a why-not question forces them to be used); `reduce=False` models
+    every quote at every point (the reduction's tests compare both).
     """
     prune = (guard == "fixed") if prune is None else prune
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points)
-    b.add_selection(protect, prune)
+    b.add_selection(protect, reduce)
     b.add_fabrics()
     b.add_schedule()
     b.add_policy()

@@ -13,20 +13,14 @@ it keeps them in its own dictionaries, keyed by point key, so the universe is ne
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..estimate.chance import ChanceModel, chance_model
-from ..estimate.delivery import order_by_day
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
-from ..inputs.rules import matches_attrs, matches_point, policy_breaches, quote_ids
+from ..inputs.rules import matches_attrs, matches_point, policy_breaches
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group, rule_group
-from .money import COARSE_UNIT
-from .timing import candidates, delay_sums, rule_delays, slip_units, timing
-
-if TYPE_CHECKING:
-    from ..inputs.catalog import Quote
+from .reduce import PointReducer, reducer_for, reduction
 
 Reasons = list[frozenset[str]]
 """Point-local reasons: each item is a set of group ids that, all enforced, exclude the point."""
@@ -85,6 +79,8 @@ class Screen:
         self._prefixes: dict[tuple[str, int, int], tuple[int, int, frozenset[str]]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
+        self._reducers: dict[tuple[str, int, frozenset[str], bool], PointReducer | None] = {}
+        self._drops: dict[tuple[tuple[str, int, frozenset[str], bool], int], frozenset[str]] = {}
 
     @property
     def chance(self) -> ChanceModel | None:
@@ -292,107 +288,25 @@ class Screen:
         """The point's full reasons if they were computed already (cheap membership test for explanations)."""
         return self._violations.get(pt.key)
 
-    def dominated_quotes(self, o: Option, pts: list[Point], protect: frozenset[str] = frozenset()) -> set[str]:
-        """Quotes another quote of the same option beats on everything (presolve for optimisation only).
-
-        q is dominated by d when d alone can supply any point of the option (capacity at least the largest node
-        count, min_nodes no larger than q's); d is on q's fabric, or q is alone on its own (moving q's nodes to d then
-        adds no fabric); d is ready no later — exactly as soon when late delivery has a price and some quote's lead
-        time is uncertain (an earlier planned start would raise the other quotes' slip premiums); its lead time is no
-        longer at any quantile that matters (p50 and the p90/p50 spread no larger); it can be ordered no earlier
-        (valid_until no earlier, so it never waits longer); it is no dearer per node at every point (cost and cash;
-        for a purchase also the price itself, which drives the cost of waiting); it is not an estimate unless q is;
-        and no rule names either (nor `protect`). Then moving q's nodes to d never makes a
-        plan worse or infeasible. Ties keep the smaller id, so the result is deterministic.
-
-        None under a deadline confidence: each quote's lead time is its own sampled distribution there, and a quote
-        that is better on p50 and p90 can still miss the confidence where another meets it.
-        """
-        if self.chance is not None:
-            return set()
-        a = self.problem.assumptions.values
-        named = {qid for r in self.problem.spec.rules for qid in (quote_ids(r.when) or [])} | protect
-        top = max((pt.n for pt in pts), default=0)
-        ready = {q.id: option_quote_ready(q, o, a) for q in o.quotes}
-        # Moving q's nodes to an earlier quote can move the planned start earlier, which raises the slip premium
-        # (the slowest quote's) by at most the largest premium any quote of the option can have: d must then save
-        # at least that much (and a money unit for rounding) on q's fewest nodes.
-        slip_margin = _largest_premium(self.problem, o)
-        on_fabric: dict[str, int] = {}
-        for q in o.quotes:
-            on_fabric[q.fabric_id] = on_fabric.get(q.fabric_id, 0) + 1
-        out: set[str] = set()
-        for q in o.quotes:
-            if q.id in named:
-                continue
-            for d in o.quotes:
-                if d.id == q.id or d.id in named or d.id in out or d.max_nodes < top or d.min_nodes > q.min_nodes:
-                    continue
-                # moving q's nodes to d never adds a fabric when they share one, or when q is alone on its own
-                # (its fabric is freed as d's is taken)
-                if (d.fabric_id != q.fabric_id and on_fabric[q.fabric_id] > 1) or ready[d.id] > ready[q.id] or \
-                        not _lead_no_worse(d, q) or not _orders_no_earlier(d, q, self.problem) or \
-                        (d.kind == "estimate" and q.kind != "estimate") or (o.mode == "buy" and d.price > q.price):
-                    continue
-                # with one fabric per job and q alone on its own, a plan using q uses only q: after the move it
-                # uses only d, whose premium is zero when its lead time is certain
-                alone = self.problem.spec.policy.max_fabrics == 1 and on_fabric[q.fabric_id] == 1 and \
-                    not _uncertain(d)
-                margin = (slip_margin + COARSE_UNIT) / max(1, q.min_nodes) \
-                    if slip_margin > 0 and ready[d.id] < ready[q.id] and not alone else 0.0
-                pairs = [((pt.per_node.cost(d.id), pt.per_node.cash(d.id)),
-                          (pt.per_node.cost(q.id), pt.per_node.cash(q.id))) for pt in pts]
-                if any(dl[0] + margin > ql[0] or dl[1] > ql[1] for dl, ql in pairs):
-                    continue
-                strict = any(dl[0] < ql[0] or dl[1] < ql[1] for dl, ql in pairs) or ready[d.id] < ready[q.id]
-                if strict or d.id < q.id:
-                    out.add(q.id)
-                    break
-        return out
-
-
-def _uncertain(q: "Quote") -> bool:
-    """The lead time has a spread (p90 above p50): its slip premium can be positive."""
-    return q.lead_time_p90_days is not None and q.lead_time_p90_days > q.lead_time_days
-
-
-def _largest_premium(problem: Problem, o: Option) -> float:
-    """How much (dollars) an earlier planned start can raise the slip premium of the option's plans: the largest
-    range any quote's premium spans over the planned starts the option can have (premiums only fall as the start
-    moves later; a bought quote ordered just in time carries the same premium whatever the start, until its quote
-    expires first); 0 when delay has no price or no lead time is uncertain."""
-    if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
-        return 0.0
-    uncertain = [q for q in o.quotes if _uncertain(q)]
-    if not uncertain:
-        return 0.0
-    earliest = (problem.earliest_start - problem.as_of).days if problem.spec.schedule.earliest_start else None
-    timings = [timing(problem, o, q) for q in o.quotes]
-    starts, _lags = candidates(earliest, [o.ready_day], [t.offset for t in timings], delay_sums(rule_delays(problem)))
-    latest = max(starts)
-    out = 0.0
-    for t in timings:
-        if t.quote in uncertain:
-            out = max(out, float(slip_units(problem, t, t.offset, 0, 1) - slip_units(problem, t, latest, 0, 1)))
-    return out
-
-
-def _lead_no_worse(d: "Quote", q: "Quote") -> bool:
-    """d's lognormal lead time is no later than q's at every quantile from the median up (p50 no later, spread no
-    wider), so its expected slip past any allowance of at least q's median is no larger."""
-    if d.lead_time_days > q.lead_time_days:
-        return False
-    d90 = d.lead_time_p90_days if d.lead_time_p90_days is not None else d.lead_time_days
-    q90 = q.lead_time_p90_days if q.lead_time_p90_days is not None else q.lead_time_days
-    if d90 > q90:
-        return False
-    if d.lead_time_days <= 0 or q.lead_time_days <= 0:
-        return True  # a zero median has no spread (catalog.Quote), and d's is no later than q's
-    return d90 * q.lead_time_days <= q90 * d.lead_time_days
-
-
-def _orders_no_earlier(d: "Quote", q: "Quote", problem: Problem) -> bool:
-    if d.mode != "buy":
-        return True
-    od, oq = order_by_day(d, problem.as_of), order_by_day(q, problem.as_of)
-    return od is None or (oq is not None and od >= oq)
+    def reduction(self, o: Option, pts: list[Point], unit: int, protect: frozenset[str] = frozenset(), *,
+                  every_limit: bool = True) -> tuple[set[str], list[frozenset[str]]]:
+        """(quotes no point of `pts` needs, the quotes each point never needs): the presolve of `reduce.py`, its
+        per-point answers kept (the pipeline builds a pair's model over growing sets of the same points)."""
+        key = (o.id, unit, protect, every_limit)
+        if key not in self._reducers:
+            self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
+                                              chance=self.chance is not None)
+        reducer = self._reducers[key]
+        if reducer is None:
+            return reduction(None, pts)
+        at = []
+        for pt in pts:
+            got = self._drops.get((key, pt.n))
+            if got is None:
+                got = reducer.dropped(pt)
+                self._drops[(key, pt.n)] = got
+            at.append(got)
+        everywhere = {q.id for q in o.quotes}
+        for gone in at:
+            everywhere &= gone
+        return everywhere, at

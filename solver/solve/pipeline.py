@@ -64,6 +64,8 @@ class SolveSettings:
     """`time.monotonic()` by which the command must stop searching (`--max-seconds`); None: no wall-clock limit."""
     max_seconds: float | None = None
     """The `--max-seconds` the deadline came from (for messages)."""
+    reduce: bool = True
+    """Drop the quotes a point never needs before modelling (`model/reduce.py`); off only to test that presolve."""
 
     @property
     def limits(self) -> Limits:
@@ -278,16 +280,17 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
                     hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
 
-    Among quotes tied on cost, `Screen.dominated_quotes` may drop a different one over a subset of points than over
-    all of them — still optimal and deterministic. `forced` constraints only restrict plans, so the bounds stay
-    valid under them. `cost_cap` (units) is a hard limit on the plan's cost: enforced in the model, and points
-    whose cost bound exceeds it are never modelled. An unproven search falls back to the model over every point."""
+    The presolve (`model/reduce.py`) decides per point which quotes are modelled there, so a model over some of
+    the points has the same quotes at those points as the model over all of them. `forced` constraints only
+    restrict plans, so the bounds stay valid under them. `cost_cap` (units) is a hard limit on the plan's cost:
+    enforced in the model, and points whose cost bound exceeds it are never modelled. An unproven search falls back
+    to the model over every point."""
     pair = universe.options[0].pair if universe.options else "?"
     pts = [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
 
     def model(keep: set[tuple[str, int]] | None) -> Built:
         return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep,
-                     cuts=ctx.cuts.get(pair, ()))
+                     cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce)
 
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
         if cost_cap is not None:

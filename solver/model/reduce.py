@@ -1,0 +1,279 @@
+"""Presolve: the quotes each point of an option never needs, given no variable there before CP-SAT sees the model.
+
+A marketplace catalog offers the same system many times over. A plan is one point (an option at n nodes), and at
+that point most quotes are beaten by another on everything that can matter. Dropping them is a *reduction with a
+proof*: for every plan that uses a dropped quote q there is a plan at the same point, no worse and no less
+feasible, that uses kept quotes instead. Two rules, both per point, so capacities are compared with n and prices are
+those of that point:
+
+- **R1 (exact plans).** With one fabric per job enforced, a rented quote alone on its fabric is used alone, so its
+  plan at n nodes is a constant: cost and cash in money units (n × the per-node terms, the slip premium at its
+  planned start, the rules' percentages, as `solve/brute.py` counts them), the planned start, estimate or not.
+  Quotes off the Pareto front of those plans — or that cannot supply n alone — are dropped. Any quote that can
+  supply n alone may be the dominator (the plan that uses only it is one fabric too).
+- **R2 (moving nodes).** d is no worse than q when it is ready no later, its lead time is no later at every quantile
+  from the median up (p50 no later, spread no wider), a purchase is priced no higher and can be ordered no later (so
+  it never waits longer), it is not an estimate unless q is, and at this point its per-node cost and cash are no
+  higher. An earlier ready date can move the planned start earlier, which raises the slip premium of the plan's
+  slowest quote by at most `_largest_premium`: d must then save that much (and a money unit) on q's fewest nodes.
+  q's nodes fit on its dominators when (a) one can supply n alone (minimum no larger), on q's fabric or with q alone
+  on its own (its fabric is freed as d's is taken); (b) with one fabric per job and q alone on its fabric, one holds
+  min(q's capacity, n); or (c) those on q's fabric with no minimum size hold n together (the plan's other nodes on
+  them are at most n − x_q, so x_q more fit).
+
+Quotes are examined cheapest first against the ones kept so far, so the moves can be made one dropped quote at a
+time in any plan. Rules that name a quote are outside the argument (such quotes are never dropped nor dominators);
+a rule that tests the plan's cost, or lowers it, switches the reduction off; so does `policy.deadline_confidence`
+(each quote's lateness is its own scenario draw: a quote better on p50 and p90 can still miss the confidence).
+
+Explanation models (`every_limit=False`, any group may be switched off) use R2 without (b), and the slip margin
+from the earliest day any floor allows: both hold whatever groups are active, so a conflict or a relaxation found on
+the reduced model is one of the full model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..estimate.delivery import order_by_day
+from ..estimate.options import Option, Point, option_quote_ready
+from ..inputs.problem import Problem
+from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
+from .money import COARSE_UNIT
+from .timing import candidates, delay_sums, rule_delays, slip_units, timing
+
+if TYPE_CHECKING:
+    from ..inputs.catalog import Quote
+
+
+def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[str] = frozenset(),
+                every_limit: bool = True, chance: bool = False) -> "PointReducer | None":
+    """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
+    a deadline confidence, a rule that tests the plan's cost, a rule that can lower it."""
+    rules = problem.spec.rules
+    if chance or len(o.quotes) < 2 or any(r.when.cost is not None for r in rules) or \
+            any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in rules):
+        return None
+    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit)
+
+
+def reduction(reducer: "PointReducer | None", pts: Sequence[Point]) -> tuple[set[str], list[frozenset[str]]]:
+    """(quotes no point needs, the quotes each point of `pts` never needs); nothing without a reducer."""
+    if reducer is None:
+        return set(), [frozenset()] * len(pts)
+    at = [reducer.dropped(pt) for pt in pts]
+    everywhere = set(q.id for q in reducer.quotes)
+    for gone in at:
+        everywhere &= gone
+    return everywhere, at
+
+
+class PointReducer:
+    """The per-point reduction of one option (rules R1 and R2 of the module docstring), over its quotes as arrays.
+
+    At one point every plan uses n nodes, so the covering argument needs capacity for n, not for the option's
+    largest point, and only that point's prices: a quote beaten at the points a job would choose is dropped at those
+    points alone.
+    """
+
+    def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool) -> None:
+        a = problem.assumptions.values
+        self.problem, self.o, self.unit, self.every_limit = problem, o, unit, every_limit
+        spec = problem.spec
+        named = {qid for r in spec.rules for qid in (quote_ids(r.when) or [])} | protect
+        self.quotes = list(o.quotes)
+        qs = self.quotes
+        fabric_count: dict[str, int] = {}
+        for q in qs:
+            fabric_count[q.fabric_id] = fabric_count.get(q.fabric_id, 0) + 1
+        self.named = np.array([q.id in named for q in qs])
+        self.ready = np.array([option_quote_ready(q, o, a) for q in qs])
+        self.floor = np.maximum(self.ready, o.ready_day)
+        self.est = np.array([q.kind == "estimate" for q in qs], dtype=np.int8)
+        self.cap = np.array([q.max_nodes for q in qs])
+        self.least = np.array([q.min_nodes for q in qs])
+        self.alone = np.array([fabric_count[q.fabric_id] == 1 for q in qs])
+        self.exact = every_limit and spec.policy.max_fabrics == 1 and o.mode != "buy"
+        self.slip_margin = _largest_premium(problem, o, every_limit)
+        self._slips: dict[int, np.ndarray] = {}
+        self._better: np.ndarray | None = None
+        fabrics = sorted(fabric_count)
+        self.fabric = np.array([fabrics.index(q.fabric_id) for q in qs])
+        self.uncertain = np.array([_uncertain(q) for q in qs])
+        price_keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else []
+        self.keys = sorted({k for _p, k in price_keys})
+        self.prices = np.array([p for p, _k in price_keys], dtype=float)
+        self.key_of = np.array([self.keys.index(k) for _p, k in price_keys], dtype=np.int64)
+
+    def _slip(self, delay: int) -> np.ndarray:
+        """Each quote's slip premium (units) in a plan that uses it alone with rule delays `delay` (`brute.py`)."""
+        got = self._slips.get(delay)
+        if got is None:
+            p = self.problem
+            earliest = (p.earliest_start - p.as_of).days if p.spec.schedule.earliest_start is not None else 0
+            priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
+            got = np.array([slip_units(p, timing(p, self.o, q), max(int(f) + delay, earliest), delay, self.unit)
+                            if priced else 0 for q, f in zip(self.quotes, self.floor, strict=True)])
+            self._slips[delay] = got
+        return got
+
+    def dropped(self, pt: Point) -> frozenset[str]:
+        """The quotes point `pt` never needs: R1 where its exact conditions hold, then R2 on the rest."""
+        cost, cash = (self._per_node(pt, view) for view in (False, True))
+        gone = np.zeros(len(self.quotes), dtype=bool)
+        if self.exact:
+            gone = self._alone_pareto(pt, cost, cash)
+        gone |= self._covered_at(pt, cost, cash, gone)
+        return frozenset(q.id for q, g in zip(self.quotes, gone, strict=True) if g)
+
+    def _per_node(self, pt: Point, cash: bool) -> np.ndarray:
+        """Each quote's per-node cost (or cash) at `pt`: t0 + price × t1 of its price key, the floats of `PerNode`."""
+        totals = [pt.per_node.key_totals(k, cash) for k in self.keys]
+        t0 = np.array([t[0] for t in totals])[self.key_of]
+        t1 = np.array([t[1] for t in totals])[self.key_of]
+        return t0 + self.prices * t1
+
+    def _rules_at(self, pt: Point) -> tuple[int, list[float]]:
+        """(delay days, add_pct percentages) of the rules without a quote condition that apply at `pt`."""
+        delay, pcts = 0, []
+        for rule in self.problem.spec.rules:
+            then = rule.then
+            if isinstance(then, str) or rule.when.quote is not None or not matches_attrs(rule.when, self.o.attrs) \
+                    or not matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw):
+                continue
+            delay += delay_days(then)
+            if then.add_pct:
+                pcts.append(then.add_pct)
+        return delay, pcts
+
+    def _alone_pareto(self, pt: Point, cost: np.ndarray, cash: np.ndarray) -> np.ndarray:
+        """R1: with one fabric per job, a quote alone on its fabric is used alone, so its plan at this point is
+        a constant — cost and cash in units (with slip and the rules' percentages), planned start, estimate or not.
+        Quotes off the Pareto front of those plans (or that cannot supply n alone) are dropped here."""
+        n, unit = pt.n, self.unit
+        delay, pcts = self._rules_at(pt)
+        cost_u = n * _units(cost, unit) + self._slip(delay)
+        for pct in pcts:
+            cost_u = cost_u + n * _units(cost * pct / 100.0, unit)
+        cash_u = n * _units(cash, unit)
+        valid = (self.least <= n) & (n <= self.cap) & ~self.named
+        gone = self.alone & ~self.named & ~valid
+        idx = np.flatnonzero(valid)
+        if len(idx) == 0:
+            return gone
+        order = idx[np.lexsort((idx, self.est[idx], self.floor[idx], cash_u[idx], cost_u[idx]))]
+        live = np.ones(len(order), dtype=bool)
+        c, k, f, e = cost_u[order], cash_u[order], self.floor[order], self.est[order]
+        for j in range(len(order)):
+            if not live[j]:
+                continue
+            beaten = (c >= c[j]) & (k >= k[j]) & (f >= f[j]) & (e >= e[j])
+            beaten[j] = False
+            live &= ~beaten
+        dominated = order[~live]
+        gone[dominated[self.alone[dominated]]] = True
+        return gone
+
+    def _covered_at(self, pt: Point, cost: np.ndarray, cash: np.ndarray, gone: np.ndarray) -> np.ndarray:
+        """R2: pairwise dominance at this point's prices (`_pairwise` for the rest), with room for n nodes: quotes
+        examined cheapest first, each against the ones kept so far."""
+        n = pt.n
+        out = np.zeros(len(self.quotes), dtype=bool)
+        live = [j for j in range(len(self.quotes)) if not gone[j] and not self.named[j]
+                and not (self.exact and self.alone[j])]
+        if len(live) < 2:
+            return out
+        better = self._pairwise()
+        live.sort(key=lambda j: (cost[j], int(self.ready[j]), self.quotes[j].id))
+        one_fabric = self.every_limit and self.problem.spec.policy.max_fabrics == 1
+        kept: list[int] = []
+        for j in live:
+            k = np.array(kept, dtype=np.int64)
+            margin = self._margins(k, j, one_fabric and bool(self.alone[j]))
+            doms = k[better[k, j] & (cost[k] + margin <= cost[j]) & (cash[k] <= cash[j])]
+            if self._holds(j, doms, n, one_fabric):
+                out[j] = True
+            else:
+                kept.append(j)
+        return out
+
+    def _pairwise(self) -> np.ndarray:
+        """better[d, q]: d is no worse than q on everything but the per-node prices (`_offer_no_worse`), for every
+        pair at once; made on first use."""
+        if self._better is None:
+            qs = self.quotes
+            p50 = np.array([q.lead_time_days for q in qs], dtype=float)
+            p90 = np.array([q.lead_time_p90_days if q.lead_time_p90_days is not None else q.lead_time_days
+                            for q in qs], dtype=float)
+            buy = self.o.mode == "buy"
+            order = np.array([(d if (d := order_by_day(q, self.problem.as_of)) is not None else np.inf)
+                              if buy else np.inf for q in qs], dtype=float)
+            col, row = (lambda v: v[None, :]), (lambda v: v[:, None])
+            spread = (row(p90) * col(p50) <= col(p90) * row(p50)) | (row(p50) <= 0) | (col(p50) <= 0)
+            better = (row(self.ready) <= col(self.ready)) & (row(self.est) <= col(self.est)) & \
+                (row(p50) <= col(p50)) & (row(p90) <= col(p90)) & spread
+            if buy:
+                better &= (row(self.prices) <= col(self.prices)) & (row(order) >= col(order))
+            self._better = better
+        return self._better
+
+    def _margins(self, k: np.ndarray, j: int, single: bool) -> np.ndarray | float:
+        """`_margin` of every kept quote against quote j (0 where it applies to none)."""
+        if self.slip_margin <= 0 or len(k) == 0:
+            return 0.0
+        applies = self.ready[k] < self.ready[j]
+        if single:
+            applies &= self.uncertain[k]
+        return np.where(applies, (self.slip_margin + COARSE_UNIT) / max(1, int(self.least[j])), 0.0)
+
+    def _holds(self, j: int, doms: np.ndarray, n: int, one_fabric: bool) -> bool:
+        """Whether q's nodes at n fit on its dominators `doms` (rules (a)–(c) of the module docstring)."""
+        if len(doms) == 0:
+            return False
+        same = self.fabric[doms] == self.fabric[j]
+        alone = bool(self.alone[j])
+        small = self.least[doms] <= self.least[j]
+        if np.any(small & (self.cap[doms] >= n) & (same | alone)):
+            return True
+        if one_fabric and alone and np.any(small & (self.cap[doms] >= min(int(self.cap[j]), n))):
+            return True
+        return int(self.cap[doms][same & (self.least[doms] <= 1)].sum()) >= n
+
+
+def _units(dollars: np.ndarray, unit: int) -> np.ndarray:
+    """`money.units` over an array (the same rounding: up, with the same tolerance)."""
+    return np.ceil(dollars / unit - 1e-9).astype(np.int64)
+
+
+def _uncertain(q: "Quote") -> bool:
+    """The lead time has a spread (p90 above p50): its slip premium can be positive."""
+    return q.lead_time_p90_days is not None and q.lead_time_p90_days > q.lead_time_days
+
+
+def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
+    """How much (dollars) an earlier planned start can raise the slip premium of the option's plans: the largest
+    range any quote's premium spans over the planned starts the option can have (premiums only fall as the start
+    moves later; a bought quote ordered just in time carries the same premium whatever the start, until its quote
+    expires first); 0 when delay has no price or no lead time is uncertain. Without `every_limit` the earliest start
+    may be switched off, so the range starts at the earliest day any floor allows."""
+    if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
+        return 0.0
+    uncertain = [q for q in o.quotes if _uncertain(q)]
+    if not uncertain:
+        return 0.0
+    earliest = (problem.earliest_start - problem.as_of).days \
+        if problem.spec.schedule.earliest_start and every_limit else None
+    timings = [timing(problem, o, q) for q in o.quotes]
+    starts, _lags = candidates(earliest, [o.ready_day], [t.offset for t in timings], delay_sums(rule_delays(problem)))
+    latest = max(starts)
+    out = 0.0
+    for t in timings:
+        if t.quote in uncertain:
+            out = max(out, float(slip_units(problem, t, t.offset, 0, 1) - slip_units(problem, t, latest, 0, 1)))
+    return out
+
+
+__all__ = ["PointReducer", "reducer_for", "reduction"]

@@ -1,0 +1,182 @@
+"""The presolve that drops quotes a point never needs (`solver/model/reduce.py`) keeps every optimum.
+
+Its proof obligation, checked three ways: random problems with many quotes per option solve to the same status and
+optimum with and without it (and the plan passes the independent checker, which reads the full quote list); hand-made
+cases where the dropped quotes are known from the arithmetic; and the bundled example, whose plan it must not change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.inputs.problem import load_problem
+from solver.model.reduce import reducer_for
+from solver.solve.checker import check_plan
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "30"))
+GRID = ["risk.node_grid.fine_until=8", "risk.node_grid.max_nodes=16", "risk.node_grid.step_until_512=4"]
+
+
+def _quote(i: int, mode: str, system: str, draw: Any) -> dict[str, Any]:
+    lo = draw(st.sampled_from([1, 1, 1, 2, 4]))
+    q: dict[str, Any] = {"id": f"rq-{i:02d}", "system": system, "mode": mode, "vendor": f"v{i % 3}",
+                         "min_nodes": lo, "max_nodes": lo + draw(st.sampled_from([0, 1, 3, 7, 15])),
+                         "lead_time_days": draw(st.sampled_from([0, 14, 30, 60])), "quoted_on": "2026-11-01",
+                         "valid_until": draw(st.sampled_from(["2027-01-20", "2027-03-01", "2027-12-31"])),
+                         "kind": draw(st.sampled_from(["list", "list", "estimate"])), "source": "hypothesis"}
+    if q["lead_time_days"] and draw(st.booleans()):
+        q["lead_time_p90_days"] = q["lead_time_days"] * draw(st.sampled_from([1.5, 3.0]))
+    if mode == "buy":
+        q["price_usd"] = draw(st.sampled_from([250_000, 300_000, 350_000]))
+    elif mode == "cloud":
+        q["usd_per_gpu_hour"] = draw(st.sampled_from([3.0, 3.5, 4.0]))
+        if draw(st.booleans()):
+            q["contract"], q["commit_months"] = "reserved", draw(st.sampled_from([1, 3]))
+        fabric = draw(st.sampled_from([None, None, "fab-a", "fab-b"]))
+        if fabric is not None:
+            q["fabric"] = fabric
+    else:
+        q["usd_per_month"] = draw(st.sampled_from([200_000, 260_000]))
+        q["commit_months"] = draw(st.sampled_from([0, 3]))
+    return q
+
+
+@st.composite
+def cases(draw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A 70B pretraining problem over many quotes of two systems (bought on one site fabric; rented alone on their
+    own fabrics or shared), with the limits that interact with the reduction switched on at random."""
+    quotes = [_quote(i, draw(st.sampled_from(["buy", "cloud", "cloud", "managed"])),
+                     draw(st.sampled_from(["dgx-b200", "dgx-h100"])), draw) for i in range(draw(st.integers(4, 12)))]
+    p: dict[str, Any] = {
+        "name": "reduce", "as_of": "2026-12-01",
+        "workload": {"method": "pretrain", "params": 70e9, "tokens": draw(st.sampled_from([2e11, 6e11])),
+                     "seq_len": 4096},
+        "schedule": {"deadline": draw(st.sampled_from(["2027-06-01", "2027-09-01", "2028-06-01"]))},
+        "policy": {"max_fabrics": draw(st.sampled_from([1, 1, 2])), "allow_estimates": draw(st.booleans())},
+        "site": {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
+                 "electricity_usd_per_kwh": 0.1, "pue": 1.3},
+        "objective": draw(st.sampled_from(["cost", "time", {"cost": 1, "delay_cost_usd_per_day": 20000}])),
+    }
+    if draw(st.booleans()):
+        p["schedule"]["earliest_start"] = draw(st.sampled_from(["2027-01-10", "2027-02-15"]))
+    if draw(st.booleans()):
+        p["risk"] = {"money": {"delay_cost_usd_per_day": draw(st.sampled_from([5000, 50000]))}}
+    if draw(st.booleans()):
+        p["budget"] = {"max_usd": draw(st.sampled_from([3e6, 8e6, 2e7])),
+                       "applies_to": draw(st.sampled_from(["cash", "cost"]))}
+    rules: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        rules.append({"name": "review", "when": {"mode": draw(st.sampled_from(["buy", "cloud"]))},
+                      "then": {"delay_days": 10, "add_pct": 5}})
+    if draw(st.booleans()):
+        rules.append({"name": "big", "when": {"nodes": {"ge": 8}}, "then": {"delay_days": 7}})
+    if draw(st.booleans()):
+        rules.append({"name": "fee", "when": {"quote": ["rq-00"]}, "then": {"add_usd": 40000}})
+    p["rules"] = rules
+    return p, quotes
+
+
+def _load(problem: dict[str, Any], quotes: list[dict[str, Any]], tmp: Path) -> Any:
+    (tmp / "q.yaml").write_text(yaml.safe_dump({"quotes": quotes}))
+    f = tmp / "p.yaml"
+    f.write_text(yaml.safe_dump({**problem, "catalogs": ["q.yaml"]}, sort_keys=False))
+    loaded = load_problem(f, GRID)
+    cat = loaded.files_catalog
+    assert cat is not None
+    keep = {k: v for k, v in cat.quotes.items() if k.startswith("rq-")}
+    return loaded.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
+
+
+def _solve(p: Any, reduce: bool) -> Any:
+    s = SolveSettings(alternatives=False, reduce=reduce)
+    ctx = prepare(p, s)
+    return ctx, solve_problem(p, s, ctx)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                       HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_reduction_keeps_the_optimum(tmp_path: Path, case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx, reduced = _solve(p, True)
+    _ctx, full = _solve(p, False)
+    assert (reduced.status, reduced.objective) == (full.status, full.objective), (reduced.plan, full.plan)
+    if reduced.plan is not None:
+        check_plan(p, ctx.universe, reduced.plan)
+
+
+def _rented(i: int, rate: float, cap: int, *, lead: int = 0, fabric: str | None = None) -> dict[str, Any]:
+    q = {"id": f"rq-{i:02d}", "system": "dgx-b200", "mode": "cloud", "vendor": "v", "min_nodes": 1,
+         "max_nodes": cap, "lead_time_days": lead, "quoted_on": "2026-11-01", "valid_until": "2027-12-31",
+         "kind": "list", "source": "test", "usd_per_gpu_hour": rate}
+    if fabric:
+        q["fabric"] = fabric
+    return q
+
+
+BASE = {"name": "hand", "as_of": "2026-12-01",
+        "workload": {"method": "pretrain", "params": 70e9, "tokens": 2e11, "seq_len": 4096},
+        "policy": {"modes": ["cloud"]}, "objective": "cost"}
+
+
+def _drops(tmp: Path, quotes: list[dict[str, Any]], problem: dict[str, Any] = BASE) -> dict[int, frozenset[str]]:
+    p = _load(problem, quotes, tmp)
+    ctx = prepare(p, SolveSettings())
+    (o,) = ctx.universe.options
+    reducer = reducer_for(p, o, ctx.unit)
+    assert reducer is not None
+    return {pt.n: reducer.dropped(pt) for pt in o.points if pt.workable}
+
+
+def test_a_dearer_quote_alone_on_its_fabric_is_dropped_where_a_cheaper_one_can_supply(tmp_path: Path) -> None:
+    """One fabric per job, each quote its own provider: at n nodes a plan uses one quote, so the dearer one is
+    needed only where the cheaper one cannot supply n (n > 4) — by hand, with nothing else different."""
+    drops = _drops(tmp_path, [_rented(0, 3.0, 4), _rented(1, 3.5, 16)])
+    for n, gone in drops.items():
+        assert gone == ({"rq-01"} if n <= 4 else {"rq-00"} if n <= 16 else {"rq-00", "rq-01"}), (n, gone)
+
+
+def test_an_earlier_quote_is_kept_beside_a_cheaper_later_one(tmp_path: Path) -> None:
+    """Ready 60 days later, the cheaper quote does not dominate: the planned start, hence the finish, differs."""
+    drops = _drops(tmp_path, [_rented(0, 3.0, 16, lead=60), _rented(1, 3.5, 16)])
+    assert all(not gone for n, gone in drops.items() if n <= 16)
+
+
+def test_quotes_sharing_a_fabric_are_dropped_only_when_their_dominators_hold_n(tmp_path: Path) -> None:
+    """On one fabric a job may combine quotes: the dearer quote's nodes fit on the cheaper ones only at points
+    where their capacities add up to n (4 + 4 = 8); of two identical quotes the second (by id) is needed only where
+    the first cannot hold n alone."""
+    quotes = [_rented(0, 3.0, 4, fabric="f"), _rented(1, 3.0, 4, fabric="f"), _rented(2, 3.5, 16, fabric="f")]
+    drops = _drops(tmp_path, quotes)
+    assert max(drops) == 16
+    for n, gone in drops.items():
+        assert gone == ({"rq-01", "rq-02"} if n <= 4 else {"rq-02"} if n <= 8 else set()), (n, gone)
+
+
+def test_a_rule_on_cost_switches_the_reduction_off(tmp_path: Path) -> None:
+    p = _load({**BASE, "rules": [{"name": "cap", "when": {"cost": {"gt": 1e9}}, "then": "forbid"}]},
+              [_rented(0, 3.0, 4), _rented(1, 3.5, 16)], tmp_path)
+    ctx = prepare(p, SolveSettings())
+    assert reducer_for(p, ctx.universe.options[0], ctx.unit) is None
+
+
+@pytest.mark.parametrize("example", ["datacenter.yaml", "finetune-70b.yaml"])
+def test_bundled_examples_solve_the_same_without_it(example: str) -> None:
+    p = load_problem(ROOT / "constraints" / example, [])
+    _ctx, reduced = _solve(p, True)
+    _ctx2, full = _solve(p, False)
+    assert (reduced.status, reduced.objective) == (full.status, full.objective)
+    assert reduced.plan is not None and full.plan is not None
+    assert reduced.plan.decision() == full.plan.decision()
