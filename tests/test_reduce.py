@@ -180,3 +180,50 @@ def test_bundled_examples_solve_the_same_without_it(example: str) -> None:
     assert (reduced.status, reduced.objective) == (full.status, full.objective)
     assert reduced.plan is not None and full.plan is not None
     assert reduced.plan.decision() == full.plan.decision()
+
+
+def _bought(i: int, price: float, lead: int, cap: int = 16) -> dict[str, Any]:
+    return {"id": f"rq-{i:02d}", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1,
+            "max_nodes": cap, "lead_time_days": lead, "quoted_on": "2026-11-01", "valid_until": "2027-12-31",
+            "kind": "list", "source": "test", "price_usd": price}
+
+
+@pytest.mark.parametrize("earliest,deadline", [(None, "2027-05-31"), ("2027-06-01", "2027-07-11")])
+def test_a_dearer_faster_purchase_is_kept_only_for_earlier_starts(tmp_path: Path, earliest: str | None,
+                                                                  deadline: str) -> None:
+    """Two purchases of the same servers, lead times certain and delay unpriced. The dearer one is ready sooner:
+    it is needed for plans that start before the cheaper one is ready — unless the earliest start is later than
+    that, when it is never needed. The cheaper one is needed only by points that can still start after it is ready
+    and finish by the deadline. By hand from each point's run length and each quote's ready day (the estimate
+    stage's): a point can start at most deadline − days."""
+    from solver.estimate.options import option_quote_ready
+
+    problem = {**BASE, "policy": {"modes": ["buy"]}, "schedule": {"deadline": deadline},
+               "site": {"it_power_kw": 2000, "cooling": ["air", "liquid"], "racks": 60, "rack_power_kw": 60,
+                        "electricity_usd_per_kwh": 0.1, "pue": 1.3},
+               "risk": {"money": {"delay_cost_usd_per_day": 0}}}
+    if earliest:
+        problem["schedule"]["earliest_start"] = earliest
+    p = _load(problem, [_bought(0, 300_000, 120), _bought(1, 360_000, 10)], tmp_path)
+    ctx = prepare(p, SolveSettings())
+    (o,) = ctx.universe.options
+    reducer = reducer_for(p, o, ctx.unit)
+    assert reducer is not None
+    a = p.assumptions.values
+    cheap, fast = (max(o.ready_day, option_quote_ready(p.catalog.quotes[q], o, a)) for q in ("rq-00", "rq-01"))
+    first = ctx.universe.earliest_day if earliest else 0
+    last = ctx.universe.deadline_day
+    assert last is not None and fast < cheap and (earliest is None or first > cheap)
+    seen = set()
+    for pt in o.points:
+        if not pt.workable or pt.n > 16:
+            continue
+        latest = last - pt.days
+        want = set()
+        if latest < max(cheap, first):
+            want.add("rq-00")
+        if first >= cheap or latest < max(fast, first):
+            want.add("rq-01")
+        assert reducer.dropped(pt) == want, (pt.n, pt.days, latest, cheap, fast, first)
+        seen.add(frozenset(want))
+    assert len(seen) >= 2, "the deadline should split the points"

@@ -262,6 +262,7 @@ class _Builder:
 
         slip ≥ premium_q(v) · (u_q ∧ F ≤ v) for every candidate v (non-increasing in v, so the tightest is at F);
         wait_q ≥ Σ_p waitcost_q,p(v) · nodes_q,p − M·¬(F ≥ v) (non-decreasing in v, so the tightest is at F).
+        With the deadline fixed, a point p can only have F ≤ deadline − days_p: later steps are left out.
         Rented capacity is ordered once the rules' delays are over, so its slip depends on F − delays."""
         delay = sum(self.delays) if self.delays else 0
         sums = delay_sums(self.delay_rules)
@@ -292,11 +293,22 @@ class _Builder:
             self.cost_terms.append(slip)
         self.pin_planned_start(bool(slip_terms) or waits > 0)
 
+    def _last_step(self) -> int | None:
+        """With the deadline fixed (optimisation), the latest planned start any point can have and still finish
+        in time: slip steps beyond it are implied by the step at the planned start itself, so they are left out."""
+        dl = self.universe.deadline_day
+        if self.guard != "fixed" or dl is None or not self.points:
+            return None
+        return dl - min(pt.days for pt in self.points)
+
     def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str) -> list[tuple[int, Any]]:
         out = []
+        latest = self._last_step()
         for v in values:
             if v < t.offset:
                 continue
+            if latest is not None and v > latest:
+                break
             k = slip_units(self.problem, t, v, 0, self.unit)
             if k <= 0:
                 break
@@ -309,14 +321,18 @@ class _Builder:
         single = len(o.quotes) == 1
         qid = t.quote.id
         added = 0
+        dl = self.universe.deadline_day if self.guard == "fixed" else None
         for v in starts:
             w = wait_of(t, v)
             if w <= 0:
                 continue
+            live = [i for i in idx if dl is None or v + self.points[i].days <= dl]
+            if not live:
+                continue
             ge = self._threshold(self.planned, "F", "ge", v)
             for view in (0, 1):
                 terms, hi = [], 0
-                for i in idx:
+                for i in live:
                     nodes = self.z[i] if single else self.y[(qid, i)]
                     if nodes is self.zero:  # the quote is not modelled at this point (`reduce.py`)
                         continue

@@ -43,7 +43,7 @@ from ..estimate.options import Option, Point, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
 from .money import COARSE_UNIT
-from .timing import candidates, delay_sums, rule_delays, slip_units, timing
+from .timing import Timing, candidates, delay_sums, rule_delays, slip_units, timing, wait_of
 
 if TYPE_CHECKING:
     from ..inputs.catalog import Quote
@@ -100,6 +100,14 @@ class PointReducer:
         self.slip_margin = _largest_premium(problem, o, every_limit)
         self._slips: dict[int, np.ndarray] = {}
         self._better: np.ndarray | None = None
+        self._timings: list[Timing] | None = None
+        self._starts: dict[int, list[int]] = {}
+        self._slip_rows: dict[int, np.ndarray] = {}
+        self._wait_rows: dict[int, np.ndarray] = {}
+        self.earliest = (problem.earliest_start - problem.as_of).days \
+            if spec.schedule.earliest_start is not None else 0
+        self.deadline_day = (spec.schedule.deadline - problem.as_of).days \
+            if spec.schedule.deadline is not None else None
         fabrics = sorted(fabric_count)
         self.fabric = np.array([fabrics.index(q.fabric_id) for q in qs])
         self.uncertain = np.array([_uncertain(q) for q in qs])
@@ -107,6 +115,46 @@ class PointReducer:
         self.keys = sorted({k for _p, k in price_keys})
         self.prices = np.array([p for p, _k in price_keys], dtype=float)
         self.key_of = np.array([self.keys.index(k) for _p, k in price_keys], dtype=np.int64)
+
+    def timings(self) -> list[Timing]:
+        if self._timings is None:
+            self._timings = [timing(self.problem, self.o, q) for q in self.quotes]
+        return self._timings
+
+    def starts(self, delay: int) -> list[int]:
+        """Every planned start F a plan of this option can have with rule delays `delay`: F is the latest of its
+        floors — the earliest start, the option's ready day + delay, each used quote's ready day + delay — and,
+        the deadline being enforced where R3 is used, no later than the deadline less the shortest run."""
+        got = self._starts.get(delay)
+        if got is None:
+            values = {int(f) + delay for f in self.floor} | {self.o.ready_day + delay}
+            if self.problem.spec.schedule.earliest_start is not None:
+                values = {max(v, self.earliest) for v in values}
+            shortest = min((pt.days for pt in self.o.points if pt.workable), default=0)
+            got = sorted(v for v in values if self.deadline_day is None or v + shortest <= self.deadline_day)
+            self._starts[delay] = got
+        return got
+
+    def slip_matrix(self, delay: int) -> np.ndarray:
+        """slip[f, r]: quote r's slip premium (units) at the f-th of `starts(delay)`; the same at every point."""
+        got = self._slip_rows.get(delay)
+        if got is None:
+            p, starts = self.problem, self.starts(delay)
+            if p.assumptions.values.money.delay_cost_usd_per_day <= 0:
+                got = np.zeros((len(starts), len(self.quotes)), dtype=np.int64)
+            else:
+                got = np.array([[slip_units(p, t, f, delay, self.unit) for t in self.timings()] for f in starts],
+                               dtype=np.int64)
+            self._slip_rows[delay] = got
+        return got
+
+    def wait_days(self, delay: int) -> np.ndarray:
+        """days[f, r]: how long quote r's hardware waits for the f-th of `starts(delay)` (0 for most)."""
+        got = self._wait_rows.get(delay)
+        if got is None:
+            got = np.array([[wait_of(t, f) for t in self.timings()] for f in self.starts(delay)], dtype=np.int64)
+            self._wait_rows[delay] = got
+        return got
 
     def _slip(self, delay: int) -> np.ndarray:
         """Each quote's slip premium (units) in a plan that uses it alone with rule delays `delay` (`brute.py`)."""
@@ -190,11 +238,12 @@ class PointReducer:
         live.sort(key=lambda j: (cost[j], int(self.ready[j]), self.quotes[j].id))
         one_fabric = self.every_limit and self.problem.spec.policy.max_fabrics == 1
         kept: list[int] = []
+        at = _AtStart(self, pt) if self.every_limit else None
         for j in live:
             k = np.array(kept, dtype=np.int64)
             margin = self._margins(k, j, one_fabric and bool(self.alone[j]))
             doms = k[better[k, j] & (cost[k] + margin <= cost[j]) & (cash[k] <= cash[j])]
-            if self._holds(j, doms, n, one_fabric):
+            if self._holds(j, doms, n, one_fabric) or (at is not None and at.covered(j, k, cost, cash, one_fabric)):
                 out[j] = True
             else:
                 kept.append(j)
@@ -243,6 +292,77 @@ class PointReducer:
         return int(self.cap[doms][same & (self.least[doms] <= 1)].sum()) >= n
 
 
+class _AtStart:
+    """R3 (optimisation only): dominance judged at each planned start F a plan using quote q can have.
+
+    At a given F the plan's usable quotes are those ready by F, its slip premium is the largest of its quotes' at F,
+    and a bought node's cost of waiting is its quote's at F. So q's nodes may move to kept quotes ready by F whose
+    premium at F is no higher than q's, no dearer per node (and no dearer to wait) at this point, not estimates
+    unless q is, when they hold n (as `_holds`). If that is so at every F from q's own floor on, q is never needed
+    here. Removing q can lower F only when F is q's floor and neither the earliest start nor the option's ready day
+    holds it there; then, unless a dominator ready that same day can take a node (F stays), the slip margin of R2
+    applies. All starts at once: one array operation per quote."""
+
+    def __init__(self, red: "PointReducer", pt: Point) -> None:
+        self.red, self.pt = red, pt
+        self.delay = red._rules_at(pt)[0]
+        starts = red.starts(self.delay)
+        deadline = red.deadline_day
+        self.rows = len(starts) if deadline is None else sum(1 for f in starts if f + pt.days <= deadline)
+        """Only starts from which this point can still finish by the deadline (optimisation enforces it)."""
+        self.starts = np.array(starts[:self.rows], dtype=np.int64)
+        self.slip = red.slip_matrix(self.delay)[:self.rows]
+        self.wait = self._waits() if red.o.mode == "buy" else None
+        self.fixed = max(red.earliest, red.o.ready_day + self.delay)
+
+    def _waits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node (cost, cash) of each bought quote's wait at each start (`timing.wait_of`), priced only where
+        a quote must wait at all."""
+        days = self.red.wait_days(self.delay)[:self.rows]
+        cost, cash = np.zeros(days.shape), np.zeros(days.shape)
+        for f, r in zip(*np.nonzero(days), strict=True):
+            cost[f, r], cash[f, r] = self.pt.per_node.waited(self.red.quotes[r].id, int(days[f, r]))
+        return cost, cash
+
+    def _no_dearer(self, rows: np.ndarray, k: np.ndarray, j: int, per_node: np.ndarray, view: int = 0) -> np.ndarray:
+        """[start, kept quote]: its node plus its wait at that start costs (or pays) no more than quote j's, in the
+        model's money units. Node and wait are rounded up term by term, so where a wait is involved the dollar sums
+        are compared two units apart (⌈a⌉ + ⌈b⌉ ≤ ⌈a + b⌉ + 1 ≤ ⌈c⌉ + ⌈d⌉ − 1 + 1)."""
+        base = per_node[k][None, :] <= per_node[j]
+        if self.wait is None:
+            return np.broadcast_to(base, (len(rows), len(k)))
+        w = self.wait[view]
+        wk, wj = w[np.ix_(rows, k)], w[rows, j][:, None]
+        waiting = (wk > 0) | (wj > 0)
+        summed = per_node[k][None, :] + wk + 2 * self.red.unit <= per_node[j] + wj
+        return np.where(waiting, summed, base)
+
+    def covered(self, j: int, k: np.ndarray, cost: np.ndarray, cash: np.ndarray, one_fabric: bool) -> bool:
+        red, n = self.red, self.pt.n
+        floor = max(red.earliest, int(red.floor[j]) + self.delay)
+        rows = np.flatnonzero(self.starts >= floor)
+        if len(rows) == 0:
+            return True  # no start from q's floor finishes in time: no plan at this point can use q
+        if len(k) == 0:
+            return False
+        fs = self.starts[rows]
+        ready = (red.floor[k] + self.delay)[None, :] <= fs[:, None]
+        ok = (red.est[k] <= red.est[j])[None, :] & ready & (self.slip[np.ix_(rows, k)] <= self.slip[rows, j][:, None])
+        ok &= self._no_dearer(rows, k, j, cost) & self._no_dearer(rows, k, j, cash, view=1)
+        if floor > self.fixed and red.slip_margin > 0 and len(rows) and fs[0] == floor:
+            anchor = ok[0] & (red.floor[k] + self.delay >= floor) & (red.least[k] <= 1)
+            if not anchor.any():
+                ok[0] &= cost[k] + (red.slip_margin + COARSE_UNIT) / max(1, int(red.least[j])) <= cost[j]
+        same = red.fabric[k] == red.fabric[j]
+        alone = bool(red.alone[j])
+        small = red.least[k] <= red.least[j]
+        held = (ok & (small & (red.cap[k] >= n) & (same | alone))[None, :]).any(axis=1)
+        if one_fabric and alone:
+            held |= (ok & (small & (red.cap[k] >= min(int(red.cap[j]), n)))[None, :]).any(axis=1)
+        held |= (ok & (same & (red.least[k] <= 1))[None, :]) @ red.cap[k] >= n
+        return bool(held.all())
+
+
 def _units(dollars: np.ndarray, unit: int) -> np.ndarray:
     """`money.units` over an array (the same rounding: up, with the same tolerance)."""
     return np.ceil(dollars / unit - 1e-9).astype(np.int64)
@@ -261,7 +381,7 @@ def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
     may be switched off, so the range starts at the earliest day any floor allows."""
     if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
         return 0.0
-    uncertain = [q for q in o.quotes if _uncertain(q)]
+    uncertain = {q.id for q in o.quotes if _uncertain(q)}
     if not uncertain:
         return 0.0
     earliest = (problem.earliest_start - problem.as_of).days \
@@ -271,7 +391,7 @@ def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
     latest = max(starts)
     out = 0.0
     for t in timings:
-        if t.quote in uncertain:
+        if t.quote.id in uncertain:
             out = max(out, float(slip_units(problem, t, t.offset, 0, 1) - slip_units(problem, t, latest, 0, 1)))
     return out
 
