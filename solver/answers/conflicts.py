@@ -23,12 +23,12 @@ from typing import Any
 
 from ..estimate.options import Point, Universe
 from ..model.builder import Built, build
-from ..estimate.options import option_quote_ready
-from ..model.groups import capacity_group, capacity_quote, rank
+from ..model.groups import capacity_quote, rank
 from ..model.screening import Reasons
 from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Outcome
 from ..solve.grow import Step, grow
 from ..solve.pipeline import Context, Forcing
+from .witness import witness
 
 
 log = logging.getLogger(__name__)
@@ -55,12 +55,13 @@ def _decide(ctx: Context, b: Built, active: list[Any], label: str) -> str:
     return ctx.engine.solve(trial, label=label).status
 
 
-def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str] | None = None
-                     ) -> Conflict | None:
+def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str] | None = None,
+                     shown: Callable[[set[str]], bool] | None = None) -> Conflict | None:
     """A subset-minimal set of group ids infeasible together with `forced` (source 2), the quotes' capacities
     counted as one unit (`_units`); None if feasible.
 
-    Minimal because feasibility is monotone (fewer groups, more plans): a group kept was needed when tested, and the
+    `shown(active)` may prove a deletion feasible without a solve (`witness.py`). Minimal because feasibility is
+    monotone (fewer groups, more plans): a group kept was needed when tested, and the
     final set is a subset of the set it was tested in."""
     groups = order or sorted(b.lits)
     m = b.model
@@ -83,6 +84,9 @@ def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str]
     i = 0
     while i < len(units):
         trial = units[:i] + units[i + 1:]
+        if shown is not None and shown({g for unit in trial for g in unit}):
+            i += 1
+            continue
         st = _decide(ctx, b, [b.lits[g] for unit in trial for g in unit] + forced, "core-shrink")
         if st == INFEASIBLE:
             units = trial
@@ -197,64 +201,8 @@ def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None
     if cover is not None:
         return _shrunk(ctx, sub, forced_model, cover)
     b, lits = forced_model()
-    core = minimal_conflict(ctx, b, lits)
+    core = minimal_conflict(ctx, b, lits, shown=(lambda act: witness(ctx, sub, act)) if forced is None else None)
     return core if core is not None else Conflict((), proven=False)
-
-
-_WITNESS_GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "policy.max_fabrics",
-                   "policy.allow_estimates")
-"""Groups `_witness` checks itself; with any other coupling group (budget, rules) active it leaves the question
-to CP-SAT. Point-local groups (policy, site) are settled by the screen's exact items."""
-
-
-def _witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
-    """A plan exists under `active` (a sound, incomplete check that spares a solve): some workable point no
-    point-local reason excludes, whose n nodes quotes ready in time can supply — one quote alone, or every usable
-    quote of one fabric — within their enforced capacities and minimum sizes. Only with no budget and no rule
-    enforced, where nothing else couples the point, the quotes and the calendar."""
-    if any(g not in _WITNESS_GROUPS and not _point_local(g) for g in active):
-        return False
-    u = ctx.universe
-    a = ctx.problem.assumptions.values
-    dl = u.deadline_day if "schedule.deadline" in active else None
-    fabric_limit = ctx.problem.spec.policy.max_fabrics if "policy.max_fabrics" in active else None
-    earliest = u.earliest_day if "schedule.earliest_start" in active and \
-        ctx.problem.spec.schedule.earliest_start is not None else 0
-    for o in sub.options:
-        for pt in o.points:
-            if not pt.workable or any(it <= active for it in ctx.screen.violations(pt, budget=False)):
-                continue
-            usable = [q for q in o.quotes
-                      if (dl is None or max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= dl)
-                      and ("policy.allow_estimates" not in active or ctx.problem.spec.policy.allow_estimates
-                           or q.kind != "estimate")]
-
-            caps = {q.id: q.max_nodes if capacity_group(q.id) in active else pt.n for q in usable}
-            if any(q.min_nodes <= pt.n <= caps[q.id] for q in usable):
-                return True
-            if _fabrics_supply(usable, caps, pt.n, fabric_limit):
-                return True
-    return False
-
-
-def _fabrics_supply(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None) -> bool:
-    """n nodes from every usable quote of at most `fabric_limit` fabrics (None: any number), tried as the
-    fabrics of the largest capacity first, and each alone (a sound test: a smaller fabric may fit a minimum size
-    the largest ones together exceed)."""
-    fabrics: dict[str, list[Any]] = {}
-    for q in usable:
-        fabrics.setdefault(q.fabric_id, []).append(q)
-    groups = sorted(fabrics.values(), key=lambda qs: (-sum(caps[q.id] for q in qs), qs[0].fabric_id))
-    chosen = groups if fabric_limit is None else groups[:fabric_limit]
-    for qs in [*groups, [q for g in chosen for q in g]]:
-        if sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
-            return True
-    return False
-
-
-def _point_local(g: str) -> bool:
-    """Groups whose effect on a point is exactly the screen's items (and capacities, which `_witness` checks)."""
-    return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
 
 
 def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str]) -> Conflict:
@@ -267,7 +215,7 @@ def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[A
     proven = True
     for unit in reversed(_units(sorted(cover, key=rank))):
         trial = [h for h in core if h not in unit]
-        if not trial or _witness(ctx, sub, set(trial)):
+        if not trial or witness(ctx, sub, set(trial)):
             continue
         b, forced = model()
         st = _decide(ctx, b, [b.lits[h] for h in trial if h in b.lits] + forced, "cover-shrink")
@@ -483,7 +431,8 @@ def _minimize_in(ctx: Context, b: Built, assumptions: list[Any], quantity: Calla
 def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed: list[str] | None) -> Conflict:
     """Shrink an infeasible set of groups to a minimal one: drop each group whose removal stays infeasible.
 
-    Minimal because feasibility is monotone (fewer groups, more plans). A removal the time limit left undecided
+    `shown(active)` may prove a deletion feasible without a solve (`witness.py`). Minimal because feasibility is
+    monotone (fewer groups, more plans). A removal the time limit left undecided
     keeps the group, and the conflict is then not proven minimal."""
     core = seed if seed is not None and status(seed) == INFEASIBLE else list(groups)
     proven = True

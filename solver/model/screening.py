@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..estimate.chance import ChanceModel, chance_model
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
+from ..inputs.catalog import Quote
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group, rule_group
@@ -256,22 +257,30 @@ class Screen:
                 if base:
                     out.append(frozenset(base))
                 continue
-            # bound_k: the k cheapest quotes filled to their capacity, the rest at the (k+1)-th quote's price with
-            # its capacity not enforced. Non-decreasing in k; the first k over budget needs only those k capacities.
-            rest, spend = pt.n, fixed
-            for k, (per, _qid, cap) in enumerate(ranked):
-                if spend + rest * per > limit:
-                    out.append(frozenset(base | {"budget.max_usd"} | {capacity_group(r[1]) for r in ranked[:k]}))
-                    break
-                take = min(rest, cap)
-                spend += take * per
-                rest -= take
-                if rest == 0:
-                    break
-            else:
-                if base:
-                    out.append(frozenset(base | {capacity_group(q.id) for q in usable}))
+            why, caps = _fill(ranked, pt.n, fixed, limit)
+            if why == "budget":
+                out.append(frozenset(base | {"budget.max_usd"} | caps))
+            elif why == "capacity" and base:
+                out.append(frozenset(base | caps))
+            elif why == "ok" and self.problem.spec.policy.max_fabrics == 1:
+                out += self._per_fabric(usable, ranked, pt.n, fixed, limit, base)
         return out
+
+    @staticmethod
+    def _per_fabric(usable: list["Quote"], ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float,
+                    base: frozenset[str]) -> Reasons:
+        """With one fabric per job, the cheapest fill within each fabric: when none fits the budget (or holds n),
+        the budget (if it decided any), the fabric limit and every capacity relied on exclude the point."""
+        fabric = {q.id: q.fabric_id for q in usable}
+        if len(set(fabric.values())) < 2:
+            return []
+        items: set[str] = set(base) | {"policy.max_fabrics"}
+        for f in sorted(set(fabric.values())):
+            why, caps = _fill([r for r in ranked if fabric[r[1]] == f], n, fixed, limit)
+            if why == "ok":
+                return []
+            items |= caps | ({"budget.max_usd"} if why == "budget" else set())
+        return [frozenset(items)]
 
     def excluded(self, pt: Point) -> bool:
         """Whether optimisation (every group enforced) can leave the point out of the model."""
@@ -310,3 +319,20 @@ class Screen:
         for gone in at:
             everywhere &= gone
         return everywhere, at
+
+
+def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:
+    """The cheapest fill of n nodes from quotes ranked by per-node price (price, id, capacity): ("budget", the
+    capacities relied on) when even it exceeds `limit` — bound_k fills the k cheapest to capacity and the rest at the
+    (k+1)-th price, non-decreasing in k, so the first k over budget needs only those k capacities; ("capacity", all
+    of them) when they cannot hold n; ("ok", ∅) otherwise."""
+    rest, spend = n, fixed
+    for k, (per, _qid, cap) in enumerate(ranked):
+        if spend + rest * per > limit:
+            return "budget", {capacity_group(r[1]) for r in ranked[:k]}
+        take = min(rest, cap)
+        spend += take * per
+        rest -= take
+        if rest == 0:
+            return "ok", set()
+    return "capacity", {capacity_group(r[1]) for r in ranked}

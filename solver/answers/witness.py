@@ -1,0 +1,102 @@
+"""A plan that exists under a set of active groups, found without a solve: the cheap half of a feasibility check.
+
+Shrinking a conflict asks, group by group, "with this one switched off, is there a plan?". Most answers are yes,
+and a plan that shows it can often be written down: one point no point-local reason excludes, and quotes ready in
+time that can supply its nodes — one quote alone, or every usable quote of a few fabrics — within their enforced
+capacities and minimum sizes, and, with the budget active, a plan whose cost counted from above (every term
+rounded up, the slip premium at its planned start, the cost of hardware waiting for it) is within the budget. The
+check is sound (a yes is a plan of the model) and incomplete (a no leaves the question to CP-SAT); with a rule or a
+deadline confidence active it always says no, since those couple the plan in ways it does not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..estimate.delivery import order_by_day, quote_slip, ready_offset, wait_days
+from ..estimate.options import Point, Universe, option_quote_ready
+from ..model.groups import capacity_group, capacity_quote
+from ..model.money import floor_units
+from ..solve.pipeline import Context
+
+GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "policy.max_fabrics",
+          "policy.allow_estimates", "budget.max_usd")
+"""Groups `witness` checks itself, besides the point-local ones (policy, site, capacities)."""
+
+
+def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
+    """Whether a plan over `sub` exists with the groups `active` enforced (see the module docstring)."""
+    if any(g not in GROUPS and not _point_local(g) for g in active):
+        return False
+    u = ctx.universe
+    spec = ctx.problem.spec
+    a = ctx.problem.assumptions.values
+    dl = u.deadline_day if "schedule.deadline" in active else None
+    fabric_limit = spec.policy.max_fabrics if "policy.max_fabrics" in active else None
+    earliest = u.earliest_day if "schedule.earliest_start" in active and spec.schedule.earliest_start is not None \
+        else 0
+    budget = spec.budget.max_usd if "budget.max_usd" in active else None
+    for o in sub.options:
+        for pt in o.points:
+            if not pt.workable or any(it <= active for it in ctx.screen.violations(pt, budget=False)):
+                continue
+            usable = [q for q in o.quotes
+                      if (dl is None or max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= dl)
+                      and ("policy.allow_estimates" not in active or spec.policy.allow_estimates
+                           or q.kind != "estimate")]
+            caps = {q.id: q.max_nodes if capacity_group(q.id) in active else pt.n for q in usable}
+            for alloc in _allocations(usable, caps, pt.n, fabric_limit):
+                if budget is None or _affordable(ctx, pt, alloc, earliest, budget):
+                    return True
+    return False
+
+
+def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None
+                 ) -> list[list[tuple[Any, int]]]:
+    """Splits of n nodes to try: each quote alone, cheapest first; then every usable quote of the fabrics of the
+    largest capacity (at most `fabric_limit`), and of each fabric alone, filled in order (minimum sizes first)."""
+    out: list[list[tuple[Any, int]]] = [[(q, n)] for q in usable if q.min_nodes <= n <= caps[q.id]]
+    fabrics: dict[str, list[Any]] = {}
+    for q in usable:
+        fabrics.setdefault(q.fabric_id, []).append(q)
+    groups = sorted(fabrics.values(), key=lambda qs: (-sum(caps[q.id] for q in qs), qs[0].fabric_id))
+    chosen = groups if fabric_limit is None else groups[:fabric_limit]
+    for qs in [*groups, [q for g in chosen for q in g]]:
+        if sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
+            alloc = {q.id: q.min_nodes for q in qs}
+            rest = n - sum(alloc.values())
+            for q in qs:
+                take = min(rest, caps[q.id] - alloc[q.id])
+                alloc[q.id] += take
+                rest -= take
+            out.append([(q, alloc[q.id]) for q in qs if alloc[q.id] > 0])
+    return out
+
+
+def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest: int, budget: float) -> bool:
+    """The plan's cash (or cost) counted from above is within the budget: every model term is rounded up to the
+    money unit, so the dollar sum plus one unit per term (at most 2n + 3 of them) bounds what the model counts."""
+    problem, unit = ctx.problem, ctx.unit
+    a = problem.assumptions.values
+    o = pt.option
+    cls = o.accel.cls
+    start = max([earliest, o.ready_day] + [option_quote_ready(q, o, a) for q, _x in alloc])
+    cost = pt.fixed.total_cost + sum(x * pt.per_node.cost(q.id) for q, x in alloc)
+    cash = pt.fixed.total_cash + sum(x * pt.per_node.cash(q.id) for q, x in alloc)
+    if a.money.delay_cost_usd_per_day > 0:
+        cost += max(quote_slip(q, cls, a, a.money, start, 0, order_by_day(q, problem.as_of)) for q, _x in alloc)
+    for q, x in alloc:
+        w = wait_days(q, start, ready_offset(q, cls, a), order_by_day(q, problem.as_of))
+        if w > 0:
+            wc, wk = pt.per_node.waited(q.id, w)
+            cost, cash = cost + x * wc, cash + x * wk
+    spent = cash if problem.spec.budget.applies_to == "cash" else cost
+    return spent + (2 * pt.n + 3) * unit <= floor_units(budget, unit) * unit
+
+
+def _point_local(g: str) -> bool:
+    """Groups whose effect on a point is exactly the screen's items (and capacities, which `witness` checks)."""
+    return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
+
+
+__all__ = ["witness", "GROUPS"]
