@@ -271,7 +271,7 @@ class PairOracle:
             opts = [dataclasses.replace(o, points=[next(pt for pt in o.points if pt.workable)])
                     for o in self.universe.options if o.pair in self.items and any(pt.workable for pt in o.points)]
             skeleton = dataclasses.replace(self.universe, options=tuple(opts))
-            b = build(self.problem, skeleton, self.ctx.screen, self.unit, guard="assume")
+            b = build(self.problem, skeleton, self.ctx.screen, self.unit, guard="assume", groups_only=True)
             for g, grp in b.groups.items():
                 self.groups.setdefault(g, grp)
             self._all = sorted(b.groups, key=rank)

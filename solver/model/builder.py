@@ -643,14 +643,15 @@ def model_points(universe: Universe, screen: Screen, *, prune: bool,
 def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, guard: Guard = "fixed",
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
           cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
-          cuts: Sequence[ChanceCut] = (), reduce: bool = True) -> Built:
+          cuts: Sequence[ChanceCut] = (), reduce: bool = True, groups_only: bool = False) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
     limit a slack variable (`Built.slacks`) for feasRelax-style repairs; `keep` limits the points to those keys
     (bound-pruned solves); `cost_hi` overrides the objective's cost ceiling (see `objective.py`); quotes in
     `protect` are never dropped as dominated (a why-not question forces them to be used); `reduce=False` models
-    every quote at every point (the reduction's tests compare both).
+    every quote at every point (the reduction's tests compare both); `groups_only` leaves out the delivery timing,
+    which makes no group (a skeleton built to list the groups, never solved).
     """
     prune = (guard == "fixed") if prune is None else prune
     points = model_points(universe, screen, prune=prune, keep=keep)
@@ -665,7 +666,8 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     b.add_capacity()
     b.add_adjustments()
     b.add_calendar()
-    b.add_timing()
+    if not groups_only:
+        b.add_timing()
     b.add_deadline_confidence(cuts)
     b.add_conditions()
     if cost_hi is None:
