@@ -217,6 +217,9 @@ def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[A
         trial = [h for h in core if h not in unit]
         if not trial or witness(ctx, sub, set(trial)):
             continue
+        if _items_cover(ctx, sub, set(trial)):
+            core = trial
+            continue
         b, forced = model()
         st = _decide(ctx, b, [b.lits[h] for h in trial if h in b.lits] + forced, "cover-shrink")
         if st == INFEASIBLE:
@@ -224,6 +227,12 @@ def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[A
         elif st == UNKNOWN:
             proven = False
     return Conflict(tuple(sorted(core, key=rank)), proven)
+
+
+def _items_cover(ctx: Context, sub: Universe, active: set[str]) -> bool:
+    """Every workable point of `sub` has a point-local reason within `active`: no plan, proven without a solve."""
+    return all(any(it <= active for it in ctx.screen.violations(pt))
+               for o in sub.options for pt in o.points if pt.workable)
 
 
 class PairOracle:

@@ -45,7 +45,8 @@ def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
                       and ("policy.allow_estimates" not in active or spec.policy.allow_estimates
                            or q.kind != "estimate")]
             caps = {q.id: q.max_nodes if capacity_group(q.id) in active else pt.n for q in usable}
-            for alloc in _allocations(usable, caps, pt.n, fabric_limit):
+            cheap = sorted(usable, key=lambda q: (pt.per_node.total(q.id, spec.budget.applies_to == "cash"), q.id))
+            for alloc in _allocations(cheap, caps, pt.n, fabric_limit):
                 if budget is None or _affordable(ctx, pt, alloc, earliest, budget):
                     return True
     return False
@@ -53,15 +54,17 @@ def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
 
 def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None
                  ) -> list[list[tuple[Any, int]]]:
-    """Splits of n nodes to try: each quote alone, cheapest first; then every usable quote of the fabrics of the
-    largest capacity (at most `fabric_limit`), and of each fabric alone, filled in order (minimum sizes first)."""
+    """Splits of n nodes to try, `usable` cheapest first: each quote alone; then the quotes of each fabric alone,
+    and of the fabrics of the largest capacity (at most `fabric_limit`; every fabric without one), each quote at
+    its minimum size and the rest filled cheapest first."""
     out: list[list[tuple[Any, int]]] = [[(q, n)] for q in usable if q.min_nodes <= n <= caps[q.id]]
     fabrics: dict[str, list[Any]] = {}
     for q in usable:
         fabrics.setdefault(q.fabric_id, []).append(q)
     groups = sorted(fabrics.values(), key=lambda qs: (-sum(caps[q.id] for q in qs), qs[0].fabric_id))
     chosen = groups if fabric_limit is None else groups[:fabric_limit]
-    for qs in [*groups, [q for g in chosen for q in g]]:
+    rank = {q.id: k for k, q in enumerate(usable)}
+    for qs in [*groups, sorted((q for g in chosen for q in g), key=lambda q: rank[q.id])]:
         if sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
             alloc = {q.id: q.min_nodes for q in qs}
             rest = n - sum(alloc.values())
