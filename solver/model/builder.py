@@ -275,6 +275,7 @@ class _Builder:
         self.m.add(lag == self.planned - delay)
         slip_terms: list[tuple[int, Any]] = []
         waits = 0
+        last = self._last_step()
         for o in self.options:
             for q in o.quotes:
                 used = self.u[q.id]
@@ -283,7 +284,7 @@ class _Builder:
                 t = timings[q.id]
                 if self.a.money.delay_cost_usd_per_day > 0:
                     slip_terms += self._slip_steps(t, used, starts if t.buy else lags,
-                                                   self.planned if t.buy else lag, "F" if t.buy else "T")
+                                                   self.planned if t.buy else lag, "F" if t.buy else "T", last)
                 if t.buy and t.order_by is not None:
                     waits += self._wait_steps(o, t, starts)
         if slip_terms:
@@ -301,9 +302,9 @@ class _Builder:
             return None
         return dl - min(pt.days for pt in self.points)
 
-    def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str) -> list[tuple[int, Any]]:
+    def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str,
+                    latest: int | None) -> list[tuple[int, Any]]:
         out = []
-        latest = self._last_step()
         for v in values:
             if v < t.offset:
                 continue

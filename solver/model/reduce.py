@@ -33,7 +33,6 @@ the reduced model is one of the full model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,19 +59,8 @@ def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[st
     return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit)
 
 
-def reduction(reducer: "PointReducer | None", pts: Sequence[Point]) -> tuple[set[str], list[frozenset[str]]]:
-    """(quotes no point needs, the quotes each point of `pts` never needs); nothing without a reducer."""
-    if reducer is None:
-        return set(), [frozenset()] * len(pts)
-    at = [reducer.dropped(pt) for pt in pts]
-    everywhere = set(q.id for q in reducer.quotes)
-    for gone in at:
-        everywhere &= gone
-    return everywhere, at
-
-
 class PointReducer:
-    """The per-point reduction of one option (rules R1 and R2 of the module docstring), over its quotes as arrays.
+    """The per-point reduction of one option (rules R1–R3 of the module docstring), over its quotes as arrays.
 
     At one point every plan uses n nodes, so the covering argument needs capacity for n, not for the option's
     largest point, and only that point's prices: a quote beaten at the points a job would choose is dropped at those
@@ -161,10 +149,9 @@ class PointReducer:
         got = self._slips.get(delay)
         if got is None:
             p = self.problem
-            earliest = (p.earliest_start - p.as_of).days if p.spec.schedule.earliest_start is not None else 0
             priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
-            got = np.array([slip_units(p, timing(p, self.o, q), max(int(f) + delay, earliest), delay, self.unit)
-                            if priced else 0 for q, f in zip(self.quotes, self.floor, strict=True)])
+            got = np.array([slip_units(p, t, max(int(f) + delay, self.earliest), delay, self.unit) if priced else 0
+                            for t, f in zip(self.timings(), self.floor, strict=True)])
             self._slips[delay] = got
         return got
 
@@ -396,4 +383,4 @@ def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
     return out
 
 
-__all__ = ["PointReducer", "reducer_for", "reduction"]
+__all__ = ["PointReducer", "reducer_for"]

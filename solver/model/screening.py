@@ -21,7 +21,7 @@ from ..inputs.catalog import Quote
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group, rule_group
-from .reduce import PointReducer, reducer_for, reduction
+from .reduce import PointReducer, reducer_for
 
 Reasons = list[frozenset[str]]
 """Point-local reasons: each item is a set of group ids that, all enforced, exclude the point."""
@@ -307,7 +307,7 @@ class Screen:
                                               chance=self.chance is not None)
         reducer = self._reducers[key]
         if reducer is None:
-            return reduction(None, pts)
+            return set(), [frozenset()] * len(pts)
         at = []
         for pt in pts:
             got = self._drops.get((key, pt.n))
