@@ -163,11 +163,47 @@ def _executor(name: str, workers: int | None, address: str | None) -> Any:
     return make_executor(name, workers, address)
 
 
-def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...]) -> Any:
+def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], programs: bool = False) -> Any:
     from solver.inputs.problem import load_problem
+    from solver.inputs.program import load_any
     ctx = click.get_current_context(silent=True)
     risk_sets = list(ctx.meta.get("risk_sets", [])) if ctx is not None else []
-    return load_problem(file, list(sets) + risk_sets, quotes=list(quotes))
+    return (load_any if programs else load_problem)(file, list(sets) + risk_sets, quotes=list(quotes))
+
+
+def _gantt_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        from solver.render.chart import check_available
+        from solver.render.files import check_target
+        check_available(value)
+        check_target(value, "--chart")
+        ctx.meta["chart_path"] = value
+
+
+def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str | None, workers: int, out: Any,
+                   unsupported: dict[str, Any]) -> int:
+    """`plan solve` of a program file (`workloads:`): its plan, purchases, quarters, power and Gantt chart."""
+    from solver.answers.program import solve_program
+    from solver.errors import InputError
+    from solver.render.console import STATUS_EXIT
+    from solver.render.jsonout import to_json
+    from solver.render.program import program_dict, render_program
+    given = [k for k, v in unsupported.items() if v]
+    if given:
+        raise InputError("not supported for program files yet", origin=given[0])
+    limits = _settings(time_limit, False, debug_model, workers=workers).limits
+    ctx = click.get_current_context(silent=True)
+    chart_path = ctx.meta.get("chart_path") if ctx is not None else None
+    report = solve_program(program, limits)
+    if fmt == "json":
+        out.write(to_json(program_dict(report)))
+    else:
+        out.write(render_program(report))
+        out.note(f"(solved in {report.seconds:.2f} s)")
+    if chart_path and report.outcome.plan is not None:
+        from solver.render.program import gantt_chart
+        gantt_chart(report, chart_path)
+    return STATUS_EXIT[report.outcome.status]
 
 
 def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
@@ -205,6 +241,8 @@ def main() -> None:
 @click.option("--save", "save_to", default=None, metavar="PLAN.json", help="Write the full result (atomically).")
 @click.option("--compare-to", "compare_to", default=None, metavar="PLAN.json",
               help="Also show what changed since a saved plan, and why.")
+@click.option("--chart", default=None, metavar="FILE.png|svg|pdf", expose_value=False, callback=_gantt_target,
+              help="A program file: also draw its Gantt chart (needs the chart extra).")
 @_problem_options
 @_solver_options
 @_common
@@ -227,7 +265,11 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     if compare_to:
         from solver.inputs.saved import load_saved
         old = load_saved(compare_to)
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        return _solve_program(problem, fmt, time_limit, debug_model, workers, out,
+                              unsupported={"--save": save_to, "--compare": compare_to, "--top": top,
+                                           "--allow-expired": allow_expired or None})
     settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
     if old is not None and old["result"].get("plan"):
         from solver.solve.pipeline import Hint
@@ -583,7 +625,14 @@ def validate(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], allow_ex
     from solver.render.safe import clean
     from solver.solve.pipeline import prepare
 
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        from solver.estimate.program import program_data
+        data = program_data(problem)
+        counts = ", ".join(f"{w.id} {len(w.candidates)}" for w in data.workloads)
+        out.write(clean(f"OK: {file}: program '{problem.spec.name}' as of {problem.as_of}; candidate runs per "
+                        f"workload: {counts}; {len(data.lots)} bought quotes as lots\n"))
+        return 0
     ctx = prepare(problem, _settings(allow_expired=allow_expired))
     u = ctx.universe
     n_quotes = sum(len(o.quotes) for o in u.options)

@@ -175,6 +175,13 @@ class NodeGrid(Strict):
         return counts
 
 
+class ProgramA(Strict):
+    """How a program (several workloads on one calendar) is modelled: `estimate/program.py`."""
+
+    lot_nodes: int = Field(ge=1, le=4096)
+    sizes_per_option: int = Field(ge=2, le=64)
+
+
 class Assumptions(Strict):
     confidence: Literal["p50", "p90"]
     lead_time_cap_quantile: float = Field(gt=0.9, le=1)
@@ -188,6 +195,7 @@ class Assumptions(Strict):
     money: MoneyA
     node_grid: NodeGrid
     uncertainty: UncertaintyA
+    program: ProgramA
 
 
 @dataclass(frozen=True)

@@ -195,7 +195,15 @@ def load_problem(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence
 
     Raises `InputError` (one line: file and line or `--set`, field path, what was expected) on any problem.
     """
-    src = load_file(file)
+    return load_problem_source(load_file(file), sets, quotes=quotes, today=today)
+
+
+def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
+                        today: date | None = None) -> Problem:
+    """`load_problem` of a file already read."""
+    if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
+        raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve` and "
+                        "`plan validate` take one so far")
     if not isinstance(src.data, dict):
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     changes = parse_sets(sets)
@@ -245,4 +253,5 @@ def portable(problem: Problem) -> PortableProblem:
     return PortableProblem(problem.file, data, texts, problem.changes, problem.as_of)
 
 
-__all__ = ["Problem", "PortableProblem", "portable", "load_problem", "check_references", "MAX_POINTS"]
+__all__ = ["Problem", "PortableProblem", "portable", "load_problem", "load_problem_source", "check_references",
+           "MAX_POINTS"]

@@ -1,0 +1,114 @@
+"""Why a program has no plan: a minimal set of the user's own limits that conflict, and how far each would move.
+
+Same method as a single run (`conflicts.py`): every limit is a guarded group; a deletion filter over the groups
+finds a subset-minimal infeasible set (each status a CP-SAT call with those groups enforced and the others dropped;
+feasibility is monotone in the set, so the result is minimal when every call is decided). For each numeric group
+of the conflict, the exact relaxation is one more call: every other group enforced, this one dropped, the quantity
+it limits minimised (the latest end for a deadline, the spend of a quarter, the installed power of a segment …).
+A workload with no candidate at all is reported before any solve, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ..estimate.program import ProgramData
+from ..model.program import UNIT, ProgramModel
+from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine
+from ..solve.program import date_of, fix_groups
+from .conflicts import deletion_filter
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    group: str
+    value: str
+    """The limit at which the program becomes feasible, in the group's unit (a date, dollars, kW, nodes)."""
+    proven: bool
+
+
+@dataclass(frozen=True)
+class ProgramExplanation:
+    conflict: tuple[str, ...]
+    proven: bool
+    relaxations: tuple[Relaxation, ...]
+    unplannable: tuple[tuple[str, str], ...]
+    """Workloads with no candidate at all, with the reason."""
+
+
+ORDER = ("after", "same_hardware_as", "earliest_start", "deadline", "max_nodes", "racks", "it_power_kw",
+         "power_steps", "per_quarter_usd", "max_usd")
+"""Tried for deletion last to first: money and capacity limits are dropped first, so a conflict keeps the
+schedule statements (precedences, dates) a program is built around whenever they are part of one."""
+
+
+def _rank(gid: str) -> tuple[int, str]:
+    for i, key in enumerate(ORDER):
+        if key in gid:
+            return i, gid
+    return len(ORDER), gid
+
+
+def _status(pm: ProgramModel, engine: Engine, active: list[str]) -> str:
+    st = engine.solve(fix_groups(pm, active), label="program conflict").status
+    return INFEASIBLE if st == INFEASIBLE else (UNKNOWN if st == UNKNOWN else FEASIBLE)
+
+
+def _unplannable(data: ProgramData) -> list[tuple[str, str]]:
+    out = []
+    for w in data.workloads:
+        if w.candidates:
+            continue
+        if w.considered == 0:
+            reason = ("no allowed option fits it in memory at any size, or every allowed option is ruled out by "
+                      "the policy, the site or a rule")
+        else:
+            reason = f"no allowed option finishes it by {date_of(data, data.horizon)}, the program's last deadline"
+        out.append((w.id, reason))
+    return out
+
+
+def _format(data: ProgramData, gid: str, value: int) -> str:
+    if "deadline" in gid:
+        return str(date_of(data, value))
+    if gid == "budget.max_usd":
+        return f"${value * UNIT:,.0f}"
+    if "per_quarter_usd" in gid:
+        return f"${value:,.0f}"
+    if gid.startswith("site.it_power_kw") or gid.startswith("site.power_steps"):
+        return f"{value / 10:,.1f} kW"
+    if gid == "site.racks":
+        return f"{value} racks"
+    return f"{value} nodes"
+
+
+def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
+    """The least value of `gid`'s quantity with every other group enforced; None when dropping it is not enough."""
+    exprs = pm.quantities.get(gid)
+    if not exprs:
+        return None
+    trial = fix_groups(pm, [g for g in sorted(pm.literals) if g != gid])
+    top = trial.new_int_var(-(10 ** 15), 10 ** 15, "relaxed")
+    trial.add_max_equality(top, exprs)
+    trial.minimize(top)
+    out = engine.solve(trial, label=f"relax {gid}")
+    if out.status not in (OPTIMAL, FEASIBLE):
+        return None
+    return Relaxation(gid, _format(pm.data, gid, out.value(top)), out.status == OPTIMAL)
+
+
+def explain(pm: ProgramModel, engine: Engine) -> ProgramExplanation:
+    """See module docstring."""
+    empty = _unplannable(pm.data)
+    if empty:
+        return ProgramExplanation((), True, (), tuple(empty))
+    groups = sorted(pm.literals, key=_rank)
+    conflict = deletion_filter(lambda act: _status(pm, engine, act), groups, None)
+    relax = [r for g in conflict.groups if pm.groups[g].numeric for r in [relaxation(pm, engine, g)] if r]
+    return ProgramExplanation(tuple(sorted(conflict.groups, key=_rank)), conflict.proven, tuple(relax), ())
+
+
+def describe(pm: ProgramModel, gid: str) -> str:
+    return pm.groups[gid].text if gid in pm.groups else gid
+
+
+__all__ = ["ProgramExplanation", "Relaxation", "explain", "relaxation", "describe"]

@@ -1,0 +1,433 @@
+"""Estimates for a program: per workload its candidate runs, per bought quote its purchase lots, and the calendar.
+
+Everything the program model (`model/program.py`) chooses from is a constant computed here by the single-run
+estimators (`options.py`, `cost.py`), so the model only places intervals and counts money:
+
+- A *candidate* is one way to run a workload: an option (system × mode) at n nodes, on one rented quote (one fabric
+  per job) or on the program's owned pool of that system. Its duration is the point's wall time (failures
+  included); its cost is what the run itself consumes — for rented capacity n × the quote's per-node lines plus the
+  per-plan operations line, for owned hardware the energy it draws while it runs and the operations line. Porting
+  is charged once per software stack and framework in the program, not per workload (`porting_usd`).
+- A *lot* is a fixed-size batch of a bought quote's nodes (`assumptions.program.lot_nodes`, at least the quote's
+  minimum order): ordered on a day, delivered `lead` days later, usable after installation, and held to the end of
+  the program. Its cost depends only on how long it is held, so it is a table over held days:
+  price × (hardware share charged − resale credited) + capital, support and hall per day held (cost.py's formulas,
+  the same `policy.after_run` semantics as a single run, held from delivery to the program's end).
+- The candidate sizes of an option are the node counts on its (days, cost) Pareto front, thinned to at most
+  `assumptions.program.sizes_per_option` spread evenly in log(days) — always the cheapest and the fastest. The
+  optimum is over these candidates; the program's output says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from ..inputs.assumptions import Assumptions
+from ..inputs.catalog import Quote, System
+from ..inputs.problem import Problem
+from ..inputs.program import ProgramProblem, quarter_bounds
+from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, policy_breaches
+from .cost import HOURS_PER_YEAR, charged_share, credited_share
+from .delivery import install_days
+from .options import Option, Point, Universe, build_universe, option_quote_ready, owning
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to run one workload (see module docstring); money in dollars."""
+
+    workload: str
+    option: str
+    accelerator: str
+    system: str
+    mode: str
+    nodes: int
+    gpus: int
+    days: int
+    ready_day: int
+    """First day it may start on this option whatever the schedule says: the platform's availability and porting,
+    the rented quote's delivery at the lead-time confidence and the rules' delays (facts, not groups)."""
+    quote: str | None
+    """The rented quote; None when it runs on owned nodes of `system`."""
+    cost_usd: float
+    cash_usd: float
+    porting_key: str
+    porting_usd: float
+    power_kw: float
+
+    @property
+    def owned(self) -> bool:
+        return self.quote is None
+
+    @property
+    def label(self) -> str:
+        return f"{self.option} x{self.nodes}" + (f" ({self.quote})" if self.quote else " (owned)")
+
+
+@dataclass(frozen=True)
+class LotQuote:
+    """A bought quote as purchase lots (see module docstring). Tables are per node, indexed by days held."""
+
+    quote: str
+    system: str
+    accelerator: str
+    lot_nodes: int
+    lots: int
+    max_nodes: int
+    last_order_day: int
+    lead_days: int
+    install_days: int
+    node_kw: float
+    racks_per_lot: int
+    capex_usd_per_node: float
+    held_cost_usd: tuple[float, ...]
+    held_cash_usd: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadData:
+    id: str
+    earliest_day: int
+    deadline_day: int | None
+    deadline_group: str | None
+    earliest_group: str
+    after: tuple[str, ...]
+    same_hardware_as: str | None
+    candidates: tuple[Candidate, ...]
+    considered: int
+    """Points that could run it before the sizes were thinned (for the report)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A limit over days [first, end): a power segment (kW) or a quarter (dollars)."""
+
+    group: str
+    label: str
+    first: int
+    end: int
+    limit: float
+
+
+@dataclass(frozen=True)
+class ProgramData:
+    workloads: tuple[WorkloadData, ...]
+    lots: tuple[LotQuote, ...]
+    rented_capacity: tuple[tuple[str, int], ...]
+    power: tuple[Window, ...]
+    racks: int | None
+    quarters: tuple[Window, ...]
+    budget_usd: float | None
+    budget_on_cash: bool
+    horizon: int
+    """The program's latest deadline (or, without deadlines, a day no plan needs to pass)."""
+    calendar_days: int
+    """A day after any end a plan can have even with every deadline dropped: the model's calendar and the length
+    of the held-days tables."""
+    as_of: date
+    sizes_per_option: int
+    kinks: tuple[int, ...] = ()
+    """Days held at which a lot's held-days cost changes slope (the resale curve's ages, the depreciation life)."""
+
+
+def _day(d: date | None, as_of: date) -> int | None:
+    return None if d is None else (d - as_of).days
+
+
+def _groups(pp: ProgramProblem, i: int) -> tuple[str | None, str]:
+    """The groups that name a workload's deadline and earliest start: its own when it is the binding one."""
+    w, spec = pp.spec.workloads[i], pp.spec
+    own_d, prog_d = w.schedule.deadline, spec.schedule.deadline
+    dl = None
+    if own_d is not None and (prog_d is None or own_d <= prog_d):
+        dl = f"workloads.{w.id}.schedule.deadline"
+    elif prog_d is not None:
+        dl = "schedule.deadline"
+    own_s, prog_s = w.schedule.earliest_start, spec.schedule.earliest_start
+    es = f"workloads.{w.id}.schedule.earliest_start" if own_s is not None and (prog_s is None or own_s >= prog_s) \
+        else "schedule.earliest_start"
+    return dl, es
+
+
+def _allowed(problem: Problem, o: Option) -> bool:
+    """Policy, cooling and the forbid rules that hold whatever the size (a program has no per-option groups)."""
+    kinds = [q.kind for q in o.quotes]
+    if policy_breaches(problem.spec, o.attrs, kinds):
+        return False
+    return not any(r.then == "forbid" and matches_attrs(r.when, o.attrs) and r.when.gpus is None
+                   and r.when.nodes is None and r.when.days is None and r.when.power_kw is None
+                   for r in problem.spec.rules)
+
+
+def _point_allowed(problem: Problem, o: Option, pt: Point) -> bool:
+    """The point-level forbid/require rules, and spot capacity for multi-node pretraining (not unless allowed)."""
+    spec = problem.spec
+    if o.preemptible and pt.n > 1 and spec.workload.method in ("pretrain", "continued_pretrain") \
+            and not spec.policy.allow_preemptible:
+        return False
+    for r in problem.spec.rules:
+        hit = matches_attrs(r.when, o.attrs) and matches_point(r.when, pt.gpus, pt.n, pt.days, pt.power_kw)
+        if (r.then == "forbid" and hit) or (r.then == "require" and not hit):
+            return False
+    return True
+
+
+def _rule_terms(problem: Problem, o: Option, pt: Point, base: float) -> tuple[float, int]:
+    """(dollars, delay days) the adjustment rules add at a point: add_usd + add_pct of the run's cost."""
+    usd, delay = 0.0, 0
+    for _r, then in adjustments(problem.spec.rules, o.attrs, pt.gpus, pt.n, pt.days, pt.power_kw):
+        usd += (then.add_usd or 0.0) + base * (then.add_pct or 0.0) / 100.0
+        delay += delay_days(then)
+    return usd, delay
+
+
+def _porting(o: Option, a: Assumptions) -> float:
+    return o.porting.weeks * a.money.engineer_usd_per_month * 12.0 / 52.0
+
+
+def _run_lines(pt: Point) -> tuple[float, float]:
+    """(cost, cash) of the per-plan lines other than porting (operations; porting is the program's)."""
+    lines = pt.fixed
+    return (lines.total_cost - lines.cost.get("porting", 0.0), lines.total_cash - lines.cash.get("porting", 0.0))
+
+
+def _candidates_of(problem: Problem, wid: str, o: Option, earliest: int, cap_day: int | None,
+                   owned_cap: dict[str, int]) -> list[Candidate]:
+    """The workload's candidates on one option: every fitting point on every source (a rented quote, or the owned
+    pool), finishing by `cap_day` (the program's latest deadline: a workload's own deadline is a group the model
+    enforces, so that an explanation may drop it)."""
+    a = problem.assumptions.values
+    site = problem.spec.site
+    out: list[Candidate] = []
+    key = f"{o.accel.software}/{problem.spec.workload.framework}"
+    port = _porting(o, a)
+    sources: list[Quote | None] = [None] if o.mode == "buy" else list(o.quotes)
+    for q in sources:
+        ready = max(o.ready_day, option_quote_ready(q, o, a) if q is not None else 0)
+        for pt in o.points:
+            if not (pt.fits and pt.workable and pt.time is not None) or not _point_allowed(problem, o, pt):
+                continue
+            if q is not None and not (q.min_nodes <= pt.n <= q.max_nodes):
+                continue
+            if q is None and (site is None or pt.n > owned_cap.get(o.system.id, 0)):
+                continue
+            run_cost, run_cash = _run_lines(pt)
+            if q is not None:
+                cost = pt.n * pt.per_node.cost(q.id) + run_cost
+                cash = pt.n * pt.per_node.cash(q.id) + run_cash
+            else:
+                assert site is not None
+                energy = pt.power_kw * site.pue * site.electricity_usd_per_kwh * pt.time.wall_hours
+                cost, cash = energy + run_cost, energy + run_cash
+            add, delay = _rule_terms(problem, o, pt, cost)
+            start = ready + delay
+            if cap_day is not None and max(start, earliest) + pt.days > cap_day:
+                continue
+            out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
+                                 q.id if q is not None else None, cost + add, cash + add, key, port, pt.power_kw))
+    return out
+
+
+def thin(cands: Sequence[Candidate], k: int) -> list[Candidate]:
+    """The (days, cost) Pareto front of one option's candidates on one source, thinned to at most k spread evenly
+    in log(days), keeping the cheapest and the fastest (see module docstring)."""
+    front: list[Candidate] = []
+    for c in sorted(cands, key=lambda c: (c.days, c.cost_usd, c.nodes)):
+        if not front or c.cost_usd < front[-1].cost_usd - 1e-6:
+            front.append(c)
+    if len(front) <= k:
+        return front
+    lo, hi = math.log(front[0].days), math.log(front[-1].days)
+    picked: list[Candidate] = []
+    for j in range(k):
+        target = lo + (hi - lo) * j / (k - 1)
+        best = min(front, key=lambda c: (abs(math.log(c.days) - target), c.days))
+        if best not in picked:
+            picked.append(best)
+    return sorted(picked, key=lambda c: (c.days, c.cost_usd))
+
+
+def _owned_capacity(universe: Universe, problem: Problem) -> dict[str, int]:
+    cap: dict[str, int] = {}
+    for o in universe.options:
+        if o.mode == "buy":
+            cap[o.system.id] = cap.get(o.system.id, 0) + sum(q.max_nodes for q in o.quotes)
+    return cap
+
+
+def cap_day(pp: ProgramProblem) -> int | None:
+    """The program's latest deadline when every workload has one (no plan finishes later), else None."""
+    days = [_day(p.spec.schedule.deadline, pp.as_of) for _w, p in pp.workloads]
+    return None if any(d is None for d in days) else max(d for d in days if d is not None)
+
+
+def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
+    item, problem = pp.workloads[i]
+    universe = build_universe(problem)
+    earliest = (problem.earliest_start - pp.as_of).days
+    deadline = _day(problem.spec.schedule.deadline, pp.as_of)
+    last = cap_day(pp)
+    cap = _owned_capacity(universe, problem)
+    cands: list[Candidate] = []
+    considered = 0
+    for o in universe.options:
+        if not _allowed(problem, o):
+            continue
+        mine = _candidates_of(problem, item.id, o, earliest, last, cap)
+        considered += len(mine)
+        by_source: dict[str | None, list[Candidate]] = {}
+        for c in mine:
+            by_source.setdefault(c.quote, []).append(c)
+        for src in sorted(by_source, key=lambda s: s or ""):
+            cands.extend(thin(by_source[src], k))
+    dl, es = _groups(pp, i)
+    return WorkloadData(item.id, earliest, deadline, dl, es, tuple(item.after), item.same_hardware_as,
+                        tuple(sorted(cands, key=lambda c: (c.option, c.quote or "", c.nodes))), considered)
+
+
+def _held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tuple[tuple[float, ...],
+                                                                                      tuple[float, ...], float]:
+    """Per-node (cost, cash) of holding a bought node h days after delivery, h = 0..horizon, and its capex."""
+    a = problem.assumptions.values
+    money, own = a.money, owning(problem)
+    price = q.price
+    hw = 1.0 + money.storage_capex_fraction + money.network_capex_fraction
+    node_kw = float(system.node_kw.value)
+    capital_h = hw * price * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
+    support_h = hw * price * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR
+    facility_h = node_kw * own.facility_usd_per_kw_month / 730.0
+    paid = 1.0 if own.facility_is_cash else 0.0
+    consumer = problem.catalog.accelerators[system.accelerator].cls == "consumer"
+    cost, cash = [], []
+    for h in range(horizon + 1):
+        hours = h * 24.0
+        loss = charged_share(hours, own.after_run, money) - credited_share(hours, own.after_run, money)
+        c = hw * price * loss + (capital_h + support_h + facility_h) * hours
+        if consumer:
+            c += loss * price * money.consumer_risk_pct / 100.0
+        if q.kind == "estimate":
+            c += (hw * price * loss + (capital_h + support_h) * hours) * money.estimate_price_risk_pct / 100.0
+        cost.append(c)
+        cash.append(hw * price + (support_h + facility_h * paid) * hours)
+    return tuple(cost), tuple(cash), hw * price
+
+
+def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[LotQuote]:
+    """The purchase lots of every bought quote of a system some owned candidate runs on (`needs`: its largest n)."""
+    problem = pp.first
+    a = problem.assumptions.values
+    site = problem.spec.site
+    out: list[LotQuote] = []
+    if site is None:
+        return out
+    size = a.program.lot_nodes
+    for qid in sorted(problem.catalog.quotes):
+        q = problem.catalog.quotes[qid]
+        if q.mode != "buy" or q.system not in needs or not q.priced or q.expired(pp.as_of) \
+                or q.not_yet_quoted(pp.as_of):
+            continue
+        system = problem.catalog.systems[q.system]
+        accel = problem.catalog.accelerators[system.accelerator]
+        lot = min(q.max_nodes, max(q.min_nodes, size))
+        node_kw = float(system.node_kw.value)
+        per_rack = min(int(system.nodes_per_rack.value), int(site.rack_power_kw // node_kw))
+        if per_rack < 1:
+            continue
+        lots = max(1, math.ceil(needs[q.system] / lot))
+        cost, cash, capex = _held_tables(q, system, problem, horizon)
+        out.append(LotQuote(q.id, q.system, accel.id, lot, lots, q.max_nodes, (q.valid_until - pp.as_of).days,
+                            math.ceil(q.lead_days(a.confidence)), math.ceil(install_days("buy", accel.cls, a)),
+                            node_kw, math.ceil(lot / per_rack), capex, cost, cash))
+    return out
+
+
+def _windows(pp: ProgramProblem) -> tuple[tuple[Window, ...], tuple[Window, ...]]:
+    spec, as_of = pp.spec, pp.as_of
+    power: list[Window] = []
+    if spec.site is not None:
+        steps = spec.site.power_steps
+        bounds = [0] + [max(0, (s.from_ - as_of).days) for s in steps]
+        limits = [spec.site.it_power_kw] + [s.it_power_kw for s in steps]
+        groups = ["site.it_power_kw"] + [f"site.power_steps[{i}]" for i in range(len(steps))]
+        labels = [f"until {steps[0].from_}" if steps else "always"] + \
+            [f"from {s.from_}" for s in steps]
+        for j, (g, lab, lim) in enumerate(zip(groups, labels, limits, strict=True)):
+            end = bounds[j + 1] if j + 1 < len(bounds) else MAX_DAY
+            if end > bounds[j]:
+                power.append(Window(g, lab, bounds[j], end, float(lim)))
+    quarters: list[Window] = []
+    for label, cap in sorted(spec.budget.per_quarter_usd.items()):
+        first, nxt = quarter_bounds(label)
+        quarters.append(Window(f"budget.per_quarter_usd.{label}", label, (first - as_of).days,
+                               (nxt - as_of).days, float(cap)))
+    return tuple(power), tuple(quarters)
+
+
+MAX_DAY = 10 ** 6
+"""A day after any program's end (the open end of the last power segment)."""
+
+
+def program_horizon(pp: ProgramProblem, workloads: Sequence[WorkloadData]) -> int:
+    """The last day the program may use: its latest deadline, or — without deadlines — every workload run back to
+    back after the latest possible start at its longest candidate (a plan never needs a later day)."""
+    ends = [w.deadline_day for w in workloads if w.deadline_day is not None]
+    if len(ends) == len(workloads):
+        return max(ends)
+    longest = sum(max((c.days for c in w.candidates), default=0) for w in workloads)
+    starts = [max(c.ready_day, w.earliest_day) for w in workloads for c in w.candidates]
+    lead = max((math.ceil(q.lead_time_p90_days or q.lead_time_days) for q in pp.first.catalog.quotes.values()
+                if q.mode == "buy"), default=0)
+    return max(ends + [max(starts) + lead + longest + 1])
+
+
+def calendar_days(pp: ProgramProblem, workloads: Sequence[WorkloadData], horizon: int) -> int:
+    """See `ProgramData.calendar_days`: the latest ready day or last lot delivery, plus every workload back to back
+    at its longest candidate."""
+    problem = pp.first
+    a = problem.assumptions.values
+    ready = max((max(c.ready_day, w.earliest_day) for w in workloads for c in w.candidates), default=0)
+    install = math.ceil(max(a.install_days.values()))
+    lead = max((max(0, (q.valid_until - pp.as_of).days) + math.ceil(q.lead_days(a.confidence)) + install
+                for q in problem.catalog.quotes.values() if q.mode == "buy"), default=0)
+    longest = sum(max((c.days for c in w.candidates), default=0) for w in workloads)
+    return max(horizon, max(ready, lead) + longest) + 1
+
+
+def _kinks(problem: Problem) -> tuple[int, ...]:
+    """See `ProgramData.kinks`: between these days every held-days line of `cost.py` is linear."""
+    money = problem.assumptions.values.money
+    ages = [round(age * 365) for age in money.resale_value_by_age_years]
+    return tuple(sorted(set(ages) | {round(money.depreciation_years * 365)}))
+
+
+def program_data(pp: ProgramProblem) -> ProgramData:
+    """Everything the program model chooses from (see module docstring)."""
+    a = pp.first.assumptions.values
+    k = a.program.sizes_per_option
+    workloads = [workload_data(pp, i, k) for i in range(len(pp.workloads))]
+    horizon = program_horizon(pp, workloads)
+    needs: dict[str, int] = {}
+    for w in workloads:
+        for c in w.candidates:
+            if c.owned:
+                needs[c.system] = max(needs.get(c.system, 0), c.nodes)
+    calendar = calendar_days(pp, workloads, horizon)
+    lots = lot_quotes(pp, needs, calendar)
+    bought = {lq.system for lq in lots}
+    workloads = [WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
+                              w.same_hardware_as, tuple(c for c in w.candidates if not c.owned or c.system in bought),
+                              w.considered) for w in workloads]
+    rented = sorted({(c.quote, pp.first.catalog.quotes[c.quote].max_nodes) for w in workloads for c in w.candidates
+                     if c.quote is not None})
+    power, quarters = _windows(pp)
+    site = pp.spec.site
+    return ProgramData(tuple(workloads), tuple(lots), tuple((q, n) for q, n in rented), power,
+                       site.racks if site is not None else None, quarters, pp.spec.budget.max_usd,
+                       pp.spec.budget.applies_to == "cash", horizon, calendar, pp.as_of, k, _kinks(pp.first))
+
+
+__all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
+           "workload_data", "lot_quotes", "program_horizon", "calendar_days", "MAX_DAY"]

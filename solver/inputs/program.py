@@ -1,0 +1,343 @@
+"""A training *program*: several workloads on one calendar, sharing the site, the budget and bought hardware.
+
+A program file is a problem file with `workloads:` (a list) in place of `workload:`; every other section keeps its
+meaning and applies to the whole program. Each workload has an `id`, today's `workload:` keys, and optionally its own
+`schedule:` (within the program's), a `policy:` that narrows the program's (modes, accelerators, vendors),
+`after:` (it starts when those have finished) and `same_hardware_as:` (it runs on the same accelerator as another).
+Two sections gain program-only keys: `site.power_steps` (the hall's IT power limit from a date on) and
+`budget.per_quarter_usd` (caps on cash committed per calendar quarter, `2027-Q1: 30M`).
+
+`load_program` validates the file like `load_problem` (one line per error: file, line, field path) and derives one
+ordinary `Problem` per workload, over the same catalog, so that the estimators of a single run price each workload's
+options unchanged. A derived problem has no budget (the budget is the program's) and the program's schedule narrowed
+by the workload's own. `--set workloads.<id>.<path>=…` addresses a workload by its id.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..errors import InputError
+from .names import did_you_mean
+from .overrides import Change, apply_to_data, parse_sets
+from .problem import Problem, _build, _check_numbers, load_problem_source
+from .schema import Strict, validate
+from .spec import Budget, Policy, Rule, Schedule, Selection, Site, Workload
+from .units import Date, Money, PositiveFloat
+from .yamlsrc import PathT, Source, load_file
+
+MAX_WORKLOADS = 50
+"""Most workloads one program may hold: each is a set of candidate intervals in one CP-SAT model, and a program of
+a lab's year is a handful to a few dozen runs."""
+MAX_POWER_STEPS = 100
+MAX_QUARTERS = 80
+"""Most quarterly caps (twenty years)."""
+MAX_HORIZON_DAYS = 3660
+"""Longest program calendar, in days (ten years): the model counts days, and bought hardware's holding cost is a
+table over this many days per quote."""
+
+_QUARTER = re.compile(r"^(\d{4})-Q([1-4])$")
+
+
+class PowerStep(Strict):
+    from_: Date = Field(alias="from")
+    it_power_kw: PositiveFloat = Field(le=10_000_000)
+
+
+class ProgramSite(Site):
+    power_steps: list[PowerStep] = Field(default_factory=list, max_length=MAX_POWER_STEPS)
+    """The hall's IT power limit from each `from` date on (a new feed connected); `it_power_kw` holds before."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "ProgramSite":
+        days = [s.from_ for s in self.power_steps]
+        if days != sorted(set(days)):
+            raise ValueError("power_steps must be in date order, one per date")
+        return self
+
+
+class ProgramBudget(Budget):
+    per_quarter_usd: dict[str, Money] = Field(default_factory=dict, max_length=MAX_QUARTERS)
+    """Cash committed per calendar quarter: bought lots in the quarter they are ordered, rent in the quarters a
+    rental runs (spread evenly over its days)."""
+
+    @field_validator("per_quarter_usd")
+    @classmethod
+    def _quarters(cls, v: dict[str, float]) -> dict[str, float]:
+        for key in v:
+            if not _QUARTER.match(str(key)):
+                raise ValueError(f"quarter '{key}' is not like 2027-Q1")
+        return v
+
+
+class WorkloadPolicy(Strict):
+    """What one workload may use, within the program's policy (never wider)."""
+
+    modes: list[Literal["buy", "cloud", "managed"]] | None = Field(default=None, min_length=1)
+    accelerators: Selection | None = None
+    vendors: Selection | None = None
+
+
+class ProgramWorkload(Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", max_length=60)
+    workload: Workload
+    schedule: Schedule = Field(default_factory=Schedule)
+    policy: WorkloadPolicy = Field(default_factory=WorkloadPolicy)
+    after: list[str] = Field(default_factory=list, max_length=MAX_WORKLOADS)
+    same_hardware_as: str | None = None
+    note: str | None = None
+
+
+class ProgramSpec(Strict):
+    """A program file as validated (see module docstring)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str | None = None
+    as_of: Date | None = None
+    catalogs: list[str] = Field(default_factory=list)
+    workloads: list[ProgramWorkload] = Field(min_length=1, max_length=MAX_WORKLOADS)
+    schedule: Schedule = Field(default_factory=Schedule)
+    site: ProgramSite | None = None
+    budget: ProgramBudget = Field(default_factory=ProgramBudget)
+    policy: Policy = Field(default_factory=Policy)
+    risk: dict[str, Any] = Field(default_factory=dict)
+    rules: list[Rule] = Field(default_factory=list)
+    objective: Literal["cost"] = "cost"
+
+
+def is_program_data(data: Any) -> bool:
+    return isinstance(data, dict) and "workloads" in data
+
+
+@dataclass(frozen=True)
+class ProgramProblem:
+    """A validated program: the spec, one derived `Problem` per workload (in file order), where values came from."""
+
+    spec: ProgramSpec
+    workloads: tuple[tuple[ProgramWorkload, Problem], ...]
+    as_of: date
+    source: Source
+    changes: tuple[Change, ...] = ()
+
+    @property
+    def file(self) -> str:
+        return self.source.file
+
+    @property
+    def first(self) -> Problem:
+        """The first workload's problem: catalog, assumptions and site are the program's."""
+        return self.workloads[0][1]
+
+    def problem_of(self, wid: str) -> Problem:
+        for item, prob in self.workloads:
+            if item.id == wid:
+                return prob
+        raise KeyError(wid)
+
+    def where(self, path: PathT) -> str:
+        return self.source.where(path)
+
+    def index_of(self, wid: str) -> int:
+        return [w.id for w, _ in self.workloads].index(wid)
+
+
+def quarter_bounds(label: str) -> tuple[date, date]:
+    """[first day, first day of the next quarter) of `2027-Q2`."""
+    m = _QUARTER.match(label)
+    if not m:
+        raise ValueError(label)
+    year, q = int(m.group(1)), int(m.group(2))
+    first = date(year, 3 * (q - 1) + 1, 1)
+    nxt = date(year + 1, 1, 1) if q == 4 else date(year, 3 * q + 1, 1)
+    return first, nxt
+
+
+def quarter_of(day: date) -> str:
+    return f"{day.year}-Q{(day.month - 1) // 3 + 1}"
+
+
+def _by_id(changes: Sequence[Change], data: Mapping[str, Any]) -> list[Change]:
+    """`workloads.<id>.…` paths rewritten to list indices (ids are what users and explanations name)."""
+    items = data.get("workloads")
+    ids = [w.get("id") if isinstance(w, dict) else None for w in items] if isinstance(items, list) else []
+    out: list[Change] = []
+    for ch in changes:
+        p = ch.path
+        if len(p) >= 2 and p[0] == "workloads" and isinstance(p[1], str):
+            if p[1] not in ids:
+                raise InputError(f"no workload with id '{p[1]}'" + did_you_mean(p[1], [str(i) for i in ids]),
+                                 origin=ch.origin)
+            ch = Change(("workloads", ids.index(p[1])) + tuple(p[2:]), ch.value, ch.origin)
+        out.append(ch)
+    return out
+
+
+def _check_links(spec: ProgramSpec, src: Source) -> None:
+    """Ids are unique, `after`/`same_hardware_as` name other workloads, and precedences have no cycle."""
+    ids = [w.id for w in spec.workloads]
+    for i, w in enumerate(spec.workloads):
+        if ids.index(w.id) != i:
+            raise src.error(("workloads", i, "id"), f"workload id '{w.id}' appears twice")
+        for j, a in enumerate(w.after):
+            if a not in ids or a == w.id:
+                raise src.error(("workloads", i, "after", j), f"'{a}' is not another workload's id"
+                                + did_you_mean(a, [x for x in ids if x != w.id]))
+        if w.same_hardware_as is not None and (w.same_hardware_as not in ids or w.same_hardware_as == w.id):
+            raise src.error(("workloads", i, "same_hardware_as"), f"'{w.same_hardware_as}' is not another "
+                            "workload's id" + did_you_mean(w.same_hardware_as, [x for x in ids if x != w.id]))
+    state: dict[str, int] = {}
+    after = {w.id: w.after for w in spec.workloads}
+
+    def visit(wid: str, trail: list[str]) -> None:
+        if state.get(wid) == 2:
+            return
+        if state.get(wid) == 1:
+            cycle = trail[trail.index(wid):] + [wid]
+            raise src.error(("workloads", ids.index(wid), "after"), "precedences form a cycle: "
+                            + " -> ".join(cycle))
+        state[wid] = 1
+        for a in after[wid]:
+            visit(a, trail + [wid])
+        state[wid] = 2
+
+    for wid in ids:
+        visit(wid, [])
+
+
+def _check_program_only(spec: ProgramSpec, src: Source) -> None:
+    if spec.policy.deadline_confidence is not None:
+        raise src.error(("policy", "deadline_confidence"), "a chance-constrained deadline is not supported in "
+                        "program files yet (each workload's deadline binds its planned schedule)")
+    for i, r in enumerate(spec.rules):
+        if r.when.cost is not None or r.when.quote is not None:
+            raise src.error(("rules", i, "when"), "rules on cost or on named quotes are not supported in program "
+                            "files yet")
+
+
+def _narrowed(program: Schedule, own: Schedule) -> dict[str, Any]:
+    starts = [d for d in (program.earliest_start, own.earliest_start) if d is not None]
+    ends = [d for d in (program.deadline, own.deadline) if d is not None]
+    out: dict[str, Any] = {}
+    if starts:
+        out["earliest_start"] = max(starts)
+    if ends:
+        out["deadline"] = min(ends)
+    return out
+
+
+def _policy_of(program_raw: Mapping[str, Any], spec: ProgramSpec, w: ProgramWorkload) -> dict[str, Any]:
+    """The program's policy narrowed by the workload's: modes intersected, include lists intersected (an empty
+    program list means "any"), exclude lists joined."""
+    pol = copy.deepcopy(dict(program_raw.get("policy") or {}))
+    if w.policy.modes is not None:
+        pol["modes"] = [m for m in spec.policy.modes if m in w.policy.modes]
+    for key in ("accelerators", "vendors"):
+        own: Selection | None = getattr(w.policy, key)
+        if own is None:
+            continue
+        base: Selection = getattr(spec.policy, key)
+        inc = [x for x in own.include if not base.include or x.lower() in {b.lower() for b in base.include}]
+        if base.include and not own.include:
+            inc = list(base.include)
+        pol[key] = {"include": inc, "exclude": sorted(set(base.exclude) | set(own.exclude))}
+    return pol
+
+
+def _derived_data(raw: Mapping[str, Any], spec: ProgramSpec, i: int) -> dict[str, Any]:
+    w = spec.workloads[i]
+    item_raw = raw["workloads"][i]
+    data = {k: copy.deepcopy(v) for k, v in raw.items() if k not in ("workloads", "objective")}
+    data["workload"] = copy.deepcopy(item_raw["workload"])
+    data["schedule"] = _narrowed(spec.schedule, w.schedule)
+    data["policy"] = _policy_of(raw, spec, w)
+    if isinstance(data.get("site"), dict):
+        data["site"].pop("power_steps", None)
+    data["budget"] = {}
+    return data
+
+
+def _derive(raw: Mapping[str, Any], spec: ProgramSpec, src: Source, seed: Problem, i: int,
+            quote_changes: tuple[Change, ...]) -> Problem:
+    w = spec.workloads[i]
+    data = _derived_data(raw, spec, i)
+    if data["policy"].get("modes") == []:
+        raise src.error(("workloads", i, "policy", "modes"), "none of these modes is allowed by the program's policy")
+    lines = {p[2:]: ln for p, ln in src.lines.items() if p[:2] == ("workloads", i) and len(p) > 2}
+    lines.update({p: ln for p, ln in src.lines.items() if p and p[0] != "workloads"})
+    sub = Source(src.file, data, lines, {})
+    base = Problem(spec=None, catalog=None, assumptions=None, as_of=seed.as_of,  # type: ignore[arg-type]
+                   as_of_defaulted=True, source=sub, quote_files=seed.quote_files, raw=data,
+                   catalog_entries=seed.catalog_entries, files_catalog=seed.files_catalog)
+    try:
+        return _build(base, quote_changes, seed.files_catalog)
+    except InputError as e:
+        raise InputError(f"workload '{w.id}': {e.message}", file=e.file, line=e.line, path=e.path,
+                         origin=e.origin) from None
+
+
+def load_program(file: str, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
+                 today: date | None = None) -> ProgramProblem:
+    """Load and validate a program file (see module docstring); raises `InputError` on any problem."""
+    src = load_file(file)
+    if not is_program_data(src.data):
+        raise src.error((), "not a program file (expected a `workloads:` list)")
+    return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
+
+
+def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[str], today: date) -> ProgramProblem:
+    changes = tuple(_by_id(changes, src.data))
+    data, replaced = apply_to_data(dict(src.data), [c for c in changes if c.quote is None])
+    psrc = Source(src.file, data, src.lines, replaced)
+    _check_numbers(psrc, data, ())
+    spec = validate(ProgramSpec, psrc)
+    _check_links(spec, psrc)
+    _check_program_only(spec, psrc)
+    as_of = spec.as_of or today
+    # One ordinary problem (the first workload's) reads the catalogs; the others reuse what it read.
+    quote_changes = tuple(c for c in changes if c.quote is not None)
+    seed = Problem(spec=None, catalog=None, assumptions=None, as_of=as_of,  # type: ignore[arg-type]
+                   as_of_defaulted=spec.as_of is None, source=psrc, quote_files=tuple(str(q) for q in quotes),
+                   raw=data)
+    first = _derive(data, spec, psrc, seed, 0, quote_changes)
+    derived = [first] + [_derive(data, spec, psrc, first, i, quote_changes) for i in range(1, len(spec.workloads))]
+    _check_calendar(spec, psrc, as_of)
+    return ProgramProblem(spec, tuple(zip(spec.workloads, derived, strict=True)), as_of, psrc, changes)
+
+
+def _check_calendar(spec: ProgramSpec, src: Source, as_of: date) -> None:
+    """Dates a program counts in days must lie on a bounded calendar (see `MAX_HORIZON_DAYS`)."""
+    dated: list[tuple[PathT, date]] = [(("schedule", k), getattr(spec.schedule, k))
+                                       for k in ("earliest_start", "deadline") if getattr(spec.schedule, k)]
+    for i, w in enumerate(spec.workloads):
+        dated += [(("workloads", i, "schedule", k), getattr(w.schedule, k))
+                  for k in ("earliest_start", "deadline") if getattr(w.schedule, k)]
+    if spec.site is not None:
+        dated += [(("site", "power_steps", i, "from"), s.from_) for i, s in enumerate(spec.site.power_steps)]
+    for path, d in dated:
+        if (d - as_of).days > MAX_HORIZON_DAYS:
+            raise src.error(path, f"{d} is more than {MAX_HORIZON_DAYS} days after as_of {as_of}")
+    for key in spec.budget.per_quarter_usd:
+        first, _ = quarter_bounds(key)
+        if (first - as_of).days > MAX_HORIZON_DAYS:
+            raise src.error(("budget", "per_quarter_usd", key), f"quarter {key} starts more than "
+                            f"{MAX_HORIZON_DAYS} days after as_of {as_of}")
+
+
+__all__ = ["ProgramSpec", "ProgramWorkload", "ProgramProblem", "PowerStep", "load_program", "build_program",
+           "is_program_data", "quarter_bounds", "quarter_of", "load_any", "MAX_WORKLOADS", "MAX_HORIZON_DAYS"]
+
+
+def load_any(file: str, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
+             today: date | None = None) -> Problem | ProgramProblem:
+    """A problem file or a program file (`workloads:`), validated; the file is read once."""
+    src = load_file(file)
+    if is_program_data(src.data):
+        return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
+    return load_problem_source(src, sets, quotes=quotes, today=today)

@@ -1,0 +1,414 @@
+"""The CP-SAT model of a program: every workload on one calendar, bought lots shared, limits as guarded groups.
+
+Variables (days from `as_of`, money in $1k rounded up, so the model never understates a cost or a spend):
+- per workload: one chosen candidate (`x`), a start, and an end = start + the candidate's days;
+- per purchase lot (`estimate/program.py`): present, order day, delivery = order + lead, usable = delivery +
+  installation, days held = program end − delivery, and its cost and cash read from the quote's held-days table;
+- the program's end = the latest workload end.
+
+Constraint families, one helper each; a limit the user wrote is a *group* enforced by one literal (`groups.py`'s
+convention: `workloads.main.schedule.deadline`, `workloads.sft.after`, `budget.per_quarter_usd.2027-Q2`,
+`site.power_steps[0]`, `quotes.<id>.max_nodes`, …), so an explanation can drop it:
+- owned node pools: one cumulative per system; a lot blocks its nodes until usable ([0, usable) when bought, the
+  whole calendar when not), and a workload on owned hardware occupies its nodes while it runs. Reuse by a later
+  workload needs no assignment (OR-Tools' resource idiom; program-and-risk notes §2);
+- rented quotes shared by several workloads: one cumulative per quote, its capacity the quote's `max_nodes`;
+- site power over time: installed power only grows (lots stay to the program's end), so a limit that holds on a
+  segment [first, end) holds iff the lots delivered before `end` fit it — one linear row per segment; racks the same
+  with the last segment;
+- spend per quarter: lot capex in the quarter of its order, rent spread evenly over the days a rental runs
+  (an overlap variable per workload and quarter times its daily rate);
+- precedences, deadlines, earliest starts, `same_hardware_as`, the program budget.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..estimate.program import Candidate, LotQuote, ProgramData
+from .cpsat import Model
+
+UNIT = 1000.0
+"""Dollars per model money unit."""
+
+
+def units(usd: float) -> int:
+    """Dollars in model units, rounded up (the model never understates money)."""
+    return int(math.ceil(usd / UNIT - 1e-9))
+
+
+@dataclass(frozen=True)
+class ProgramGroup:
+    id: str
+    yaml_path: tuple[Any, ...]
+    text: str
+    numeric: bool
+
+
+@dataclass
+class Lot:
+    quote: LotQuote
+    k: int
+    present: Any
+    order: Any
+    delivered: Any
+    held: Any
+    cost: Any
+    cash: Any
+
+
+@dataclass
+class ProgramModel:
+    """A built program model: the CpModel and the handles decoding and explanations read."""
+
+    data: ProgramData
+    model: Model
+    horizon: int
+    x: dict[tuple[int, int], Any] = field(default_factory=dict)
+    start: list[Any] = field(default_factory=list)
+    end: list[Any] = field(default_factory=list)
+    program_end: Any = None
+    lots: list[Lot] = field(default_factory=list)
+    ported: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, ProgramGroup] = field(default_factory=dict)
+    literals: dict[str, Any] = field(default_factory=dict)
+    quantities: dict[str, Any] = field(default_factory=dict)
+    """Per numeric group, the expression it limits (what an exact relaxation minimises)."""
+    cost: Any = 0
+    cash: Any = 0
+    rent_daily: list[Any] = field(default_factory=list)
+
+    def group(self, gid: str, path: tuple[Any, ...], text: str, numeric: bool = False) -> Any:
+        if gid not in self.literals:
+            self.literals[gid] = self.model.new_bool_var(f"g[{gid}]")
+            self.groups[gid] = ProgramGroup(gid, path, text, numeric)
+        return self.literals[gid]
+
+    def candidates(self, wi: int) -> list[tuple[int, Candidate]]:
+        return list(enumerate(self.data.workloads[wi].candidates))
+
+
+def _path(gid: str) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for part in gid.replace("[", ".[").split("."):
+        out.append(int(part[1:-1]) if part.startswith("[") else part)
+    return tuple(out)
+
+
+def _add_choices(pm: ProgramModel) -> None:
+    m, h = pm.model, pm.horizon
+    for wi, w in enumerate(pm.data.workloads):
+        s = m.new_int_var(0, h, f"start[{w.id}]")
+        e = m.new_int_var(0, h, f"end[{w.id}]")
+        lits = []
+        for ci, c in pm.candidates(wi):
+            x = m.new_bool_var(f"x[{w.id},{ci}]")
+            pm.x[wi, ci] = x
+            lits.append(x)
+            m.add(s >= c.ready_day).only_enforce_if(x)
+        m.add_exactly_one(lits)
+        m.add(e == s + sum(pm.x[wi, ci] * c.days for ci, c in pm.candidates(wi)))
+        pm.start.append(s)
+        pm.end.append(e)
+    pm.program_end = m.new_int_var(0, h, "program_end")
+    m.add_max_equality(pm.program_end, pm.end)
+
+
+def _add_schedule(pm: ProgramModel) -> None:
+    m = pm.model
+    ids = [w.id for w in pm.data.workloads]
+    for wi, w in enumerate(pm.data.workloads):
+        lit = pm.group(w.earliest_group, _path(w.earliest_group), "earliest start", numeric=True)
+        m.add(pm.start[wi] >= w.earliest_day).only_enforce_if(lit)
+        if w.deadline_group is not None and w.deadline_day is not None:
+            lit = pm.group(w.deadline_group, _path(w.deadline_group), "deadline", numeric=True)
+            m.add(pm.end[wi] <= w.deadline_day).only_enforce_if(lit)
+            _quantity_max(pm, w.deadline_group, pm.end[wi])
+        if w.after:
+            gid = f"workloads.{w.id}.after"
+            lit = pm.group(gid, ("workloads", w.id, "after"), "starts after " + ", ".join(w.after))
+            for a in w.after:
+                m.add(pm.start[wi] >= pm.end[ids.index(a)]).only_enforce_if(lit)
+
+
+def _quantity_max(pm: ProgramModel, gid: str, expr: Any) -> None:
+    """The quantity of a group limiting several expressions is their maximum."""
+    if gid not in pm.quantities:
+        pm.quantities[gid] = [expr]
+    else:
+        pm.quantities[gid].append(expr)
+
+
+def _add_same_hardware(pm: ProgramModel) -> None:
+    ids = [w.id for w in pm.data.workloads]
+    for wi, w in enumerate(pm.data.workloads):
+        if w.same_hardware_as is None:
+            continue
+        other = ids.index(w.same_hardware_as)
+        gid = f"workloads.{w.id}.same_hardware_as"
+        lit = pm.group(gid, ("workloads", w.id, "same_hardware_as"), f"same accelerator as {w.same_hardware_as}")
+        accels = sorted({c.accelerator for j in (wi, other) for c in pm.data.workloads[j].candidates})
+        for acc in accels:
+            mine = [pm.x[wi, ci] for ci, c in pm.candidates(wi) if c.accelerator == acc]
+            theirs = [pm.x[other, ci] for ci, c in pm.candidates(other) if c.accelerator == acc]
+            pm.model.add(sum(mine) == sum(theirs)).only_enforce_if(lit)
+
+
+SCALE = 1000
+"""Money rows with fractional slopes are written S·y ≥ A·day + B with integers A, B at this scale S."""
+
+
+def pieces(table: tuple[float, ...], nodes: int, kinks: list[int], h: int) -> list[tuple[int, int, int, int]]:
+    """A lot's held-days table (dollars per node) as linear pieces (first day, last day, A, B) over [0, h]: on its
+    days S·units ≥ A·day + B bounds the table times `nodes` in model units from above. The table is linear between
+    consecutive `kinks` (cost.py's resale-curve ages and depreciation life), so each piece is exact up to the
+    rounding, which only raises it."""
+    ends = sorted({0, h} | {k for k in kinks if 0 < k < h})
+    out = []
+    for b0, b1 in zip(ends, ends[1:], strict=False):
+        v0, v1 = _at(table, b0) * nodes / UNIT, _at(table, b1) * nodes / UNIT
+        slope = (v1 - v0) / (b1 - b0)
+        a = round(slope * SCALE)
+        b = max(math.ceil(v0 * SCALE - a * b0 - 1e-6), math.ceil(v1 * SCALE - a * b1 - 1e-6))
+        out.append((b0, b1, a, b))
+    return out
+
+
+def _at(table: tuple[float, ...], day: int) -> float:
+    return table[min(day, len(table) - 1)]
+
+
+def convex(ps: list[tuple[int, int, int, int]]) -> bool:
+    return all(p[2] <= q[2] for p, q in zip(ps, ps[1:], strict=False))
+
+
+def _piecewise(pm: ProgramModel, b: Any, held: Any, ps: list[tuple[int, int, int, int]], top: int, name: str) -> Any:
+    """Model units ≥ the held-days function of a bought lot, 0 when not bought. A convex function is the maximum
+    of its pieces (minimisation makes it exact); otherwise one literal per piece says which one holds."""
+    m = pm.model
+    y = m.new_int_var(0, top, name)
+    m.add(y == 0).only_enforce_if(~b)
+    if convex(ps):
+        for _b0, _b1, a, c in ps:
+            m.add(SCALE * y >= a * held + c).only_enforce_if(b)
+        return y
+    lits = [m.new_bool_var("") for _ in ps]
+    m.add(sum(lits) == b)
+    for lit, (b0, b1, a, c) in zip(lits, ps, strict=True):
+        m.add(held >= b0).only_enforce_if(lit)
+        m.add(held <= b1).only_enforce_if(lit)
+        m.add(SCALE * y >= a * held + c).only_enforce_if(lit)
+    return y
+
+
+def _add_lots(pm: ProgramModel) -> None:
+    m, h = pm.model, pm.horizon
+    for lq in pm.data.lots:
+        prev: Lot | None = None
+        gid = f"quotes.{lq.quote}.max_nodes"
+        lit = pm.group(gid, ("quotes", lq.quote, "max_nodes"), f"{lq.quote}: at most {lq.max_nodes} nodes",
+                       numeric=True)
+        mine: list[Lot] = []
+        cost_ps = pieces(lq.held_cost_usd, lq.lot_nodes, list(pm.data.kinks), h)
+        cash_ps = pieces(lq.held_cash_usd, lq.lot_nodes, [], h)
+        top_cost = units(max(lq.held_cost_usd) * lq.lot_nodes) + 2
+        top_cash = units(max(lq.held_cash_usd) * lq.lot_nodes) + 2
+        for k in range(lq.lots):
+            name = f"{lq.quote}#{k}"
+            b = m.new_bool_var(f"lot[{name}]")
+            order = m.new_int_var(0, max(0, lq.last_order_day), f"order[{name}]")
+            delivered = order + lq.lead_days
+            held = m.new_int_var(0, h, f"held[{name}]")
+            m.add(held == pm.program_end - delivered).only_enforce_if(b)
+            m.add(held == 0).only_enforce_if(~b)
+            lot_cost = _piecewise(pm, b, held, cost_ps, top_cost, f"cost[{name}]")
+            lot_cash = _piecewise(pm, b, held, cash_ps, top_cash, f"cash[{name}]")
+            if prev is not None:
+                m.add_implication(b, prev.present)
+                m.add(prev.order <= order)
+            lot = Lot(lq, k, b, order, delivered, held, lot_cost, lot_cash)
+            mine.append(lot)
+            prev = lot
+        m.add(sum(lot.present for lot in mine) * lq.lot_nodes <= lq.max_nodes).only_enforce_if(lit)
+        pm.quantities[gid] = [sum(lot.present for lot in mine) * lq.lot_nodes]
+        pm.lots.extend(mine)
+
+
+def _add_pools(pm: ProgramModel) -> None:
+    """Owned nodes: a lot's nodes are blocked until usable; a workload on owned hardware occupies n while it runs."""
+    m, h = pm.model, pm.horizon
+    for system in sorted({lq.system for lq in pm.data.lots}):
+        intervals, demands = [], []
+        for lot in pm.lots:
+            if lot.quote.system != system:
+                continue
+            blocked = m.new_int_var(0, h + 1, f"blocked[{lot.quote.quote}#{lot.k}]")
+            m.add(blocked == lot.delivered + lot.quote.install_days).only_enforce_if(lot.present)
+            m.add(blocked == h + 1).only_enforce_if(~lot.present)
+            intervals.append(m.new_interval_var(0, blocked, blocked, f"pool[{lot.quote.quote}#{lot.k}]"))
+            demands.append(lot.quote.lot_nodes)
+        for wi, w in enumerate(pm.data.workloads):
+            for ci, c in pm.candidates(wi):
+                if c.owned and c.system == system:
+                    intervals.append(m.new_optional_interval_var(pm.start[wi], c.days, pm.end[wi], pm.x[wi, ci],
+                                                                 f"run[{w.id},{ci}]"))
+                    demands.append(c.nodes)
+        capacity = sum(lot.quote.lot_nodes for lot in pm.lots if lot.quote.system == system)
+        m.add_cumulative(intervals, demands, capacity)
+
+
+def _add_rented_sharing(pm: ProgramModel) -> None:
+    """A rented quote used by several workloads holds at most its `max_nodes` at any time."""
+    m = pm.model
+    for qid, cap in pm.data.rented_capacity:
+        users = [(wi, ci, c) for wi in range(len(pm.data.workloads)) for ci, c in pm.candidates(wi)
+                 if c.quote == qid]
+        if len({wi for wi, _, _ in users}) < 2:
+            continue
+        gid = f"quotes.{qid}.max_nodes"
+        lit = pm.group(gid, ("quotes", qid, "max_nodes"), f"{qid}: at most {cap} nodes", numeric=True)
+        total = sum(c.nodes for _, _, c in users)
+        capacity = m.new_int_var(0, total, f"cap[{qid}]")
+        m.add(capacity == min(cap, total)).only_enforce_if(lit)
+        intervals = [m.new_optional_interval_var(pm.start[wi], c.days, pm.end[wi], pm.x[wi, ci],
+                                                 f"rent[{qid},{wi},{ci}]") for wi, ci, c in users]
+        m.add_cumulative(intervals, [c.nodes for _, _, c in users], capacity)
+        pm.quantities[gid] = [capacity]
+
+
+def _delivered_before(pm: ProgramModel, lot: Lot, day: int) -> Any:
+    """A literal that is true when the lot is bought and delivered before `day` (may be true otherwise only if
+    that does not help: it only ever appears on the left of a ≤ limit)."""
+    m = pm.model
+    late = m.new_bool_var(f"late[{lot.quote.quote}#{lot.k},{day}]")
+    m.add(lot.delivered >= day).only_enforce_if(late)
+    m.add(lot.delivered < day).only_enforce_if(~late)
+    on = m.new_bool_var(f"on[{lot.quote.quote}#{lot.k},{day}]")
+    m.add_bool_or([on, ~lot.present, late])
+    return on
+
+
+def _add_power_and_racks(pm: ProgramModel) -> None:
+    m = pm.model
+    for win in pm.data.power:
+        lit = pm.group(win.group, _path(win.group), f"IT power {win.limit:,.0f} kW {win.label}", numeric=True)
+        end = min(win.end, pm.horizon + 1)
+        used = sum(_delivered_before(pm, lot, end) * math.ceil(lot.quote.node_kw * lot.quote.lot_nodes * 10)
+                   for lot in pm.lots)
+        m.add(used <= math.floor(win.limit * 10 + 1e-6)).only_enforce_if(lit)
+        pm.quantities[win.group] = [used]
+    if pm.data.racks is not None and pm.lots:
+        lit = pm.group("site.racks", ("site", "racks"), f"{pm.data.racks} racks", numeric=True)
+        used = sum(lot.present * lot.quote.racks_per_lot for lot in pm.lots)
+        m.add(used <= pm.data.racks).only_enforce_if(lit)
+        pm.quantities["site.racks"] = [used]
+
+
+def _rent_rates(pm: ProgramModel) -> None:
+    """Each workload's rent per day in dollars (0 on owned hardware): a rental's cash spread over its days."""
+    for wi in range(len(pm.data.workloads)):
+        terms = [pm.x[wi, ci] * rent_per_day(c) for ci, c in pm.candidates(wi) if not c.owned]
+        top = max([rent_per_day(c) for _, c in pm.candidates(wi) if not c.owned], default=0)
+        r = pm.model.new_int_var(0, top, f"rent[{wi}]")
+        pm.model.add(r == sum(terms))
+        pm.rent_daily.append(r)
+
+
+def rent_per_day(c: Candidate) -> int:
+    """Dollars per day a rental's cash counts in the quarters it overlaps (rounded up)."""
+    return 0 if c.owned else int(math.ceil(c.cash_usd / c.days - 1e-9))
+
+
+def _add_quarters(pm: ProgramModel) -> None:
+    m, h = pm.model, pm.horizon
+    for q in pm.data.quarters:
+        lit = pm.group(q.group, ("budget", "per_quarter_usd", q.label), f"spend in {q.label}", numeric=True)
+        spend = []
+        for lot in pm.lots:
+            if lot.quote.last_order_day < q.first:
+                continue
+            early = m.new_bool_var("")
+            m.add(lot.order < q.first).only_enforce_if(early)
+            m.add(lot.order >= q.first).only_enforce_if(~early)
+            late = m.new_bool_var("")
+            m.add(lot.order >= q.end).only_enforce_if(late)
+            m.add(lot.order < q.end).only_enforce_if(~late)
+            inside = m.new_bool_var("")
+            m.add_bool_or([inside, ~lot.present, early, late])
+            spend.append(inside * math.ceil(lot.quote.capex_usd_per_node * lot.quote.lot_nodes))
+        for wi in range(len(pm.data.workloads)):
+            top = max([rent_per_day(c) for _, c in pm.candidates(wi)], default=0)
+            if top == 0:
+                continue
+            lo = m.new_int_var(q.first, max(q.first, h), "")
+            m.add_max_equality(lo, [pm.start[wi], q.first])
+            hi = m.new_int_var(min(q.end, 0), max(q.end, h), "")
+            m.add_min_equality(hi, [pm.end[wi], q.end])
+            overlap = m.new_int_var(0, max(0, q.end - q.first), "")
+            m.add_max_equality(overlap, [hi - lo, 0])
+            paid = m.new_int_var(0, top * max(0, q.end - q.first), "")
+            m.add_multiplication_equality(paid, [pm.rent_daily[wi], overlap])
+            spend.append(paid)
+        total = sum(spend)
+        m.add(total <= int(q.limit)).only_enforce_if(lit)
+        pm.quantities[q.group] = [total]
+
+
+def _add_money(pm: ProgramModel) -> None:
+    m = pm.model
+    cost_terms: list[Any] = []
+    cash_terms: list[Any] = []
+    for wi in range(len(pm.data.workloads)):
+        for ci, c in pm.candidates(wi):
+            cost_terms.append(pm.x[wi, ci] * units(c.cost_usd))
+            cash_terms.append(pm.x[wi, ci] * units(c.cash_usd))
+            key = c.porting_key
+            if key not in pm.ported:
+                pm.ported[key] = m.new_bool_var(f"ported[{key}]")
+            m.add_implication(pm.x[wi, ci], pm.ported[key])
+    port = {c.porting_key: c.porting_usd for w in pm.data.workloads for c in w.candidates}
+    for key, lit in pm.ported.items():
+        cost_terms.append(lit * units(port[key]))
+        cash_terms.append(lit * units(port[key]))
+    cost_terms += [lot.cost for lot in pm.lots]
+    cash_terms += [lot.cash for lot in pm.lots]
+    pm.cost = sum(cost_terms)
+    pm.cash = sum(cash_terms)
+    if pm.data.budget_usd is not None:
+        lit = pm.group("budget.max_usd", ("budget", "max_usd"), f"budget {pm.data.budget_usd:,.0f} USD",
+                       numeric=True)
+        limited = pm.cash if pm.data.budget_on_cash else pm.cost
+        m.add(limited <= math.floor(pm.data.budget_usd / UNIT + 1e-9)).only_enforce_if(lit)
+        pm.quantities["budget.max_usd"] = [limited]
+
+
+def build_program_model(data: ProgramData) -> ProgramModel:
+    """The program model with every group's literal free (solving fixes them; see module docstring)."""
+    pm = ProgramModel(data, Model(), data.calendar_days)
+    _add_choices(pm)
+    _add_schedule(pm)
+    _add_same_hardware(pm)
+    _add_lots(pm)
+    _add_pools(pm)
+    _add_rented_sharing(pm)
+    _add_power_and_racks(pm)
+    _rent_rates(pm)
+    _add_quarters(pm)
+    _add_money(pm)
+    return pm
+
+
+def objective_weight(pm: ProgramModel) -> int:
+    """One unit of cost outweighs every day of every workload's end."""
+    return (pm.horizon + 1) * len(pm.data.workloads) + 1
+
+
+def objective(pm: ProgramModel) -> Any:
+    """Cost first; among plans of equal cost the earliest ends."""
+    return pm.cost * objective_weight(pm) + sum(pm.end)
+
+
+__all__ = ["ProgramModel", "ProgramGroup", "Lot", "build_program_model", "objective", "objective_weight", "units",
+           "UNIT", "rent_per_day"]

@@ -1,0 +1,247 @@
+"""A program's answer as JSON (`program.{workloads, purchases, quarters, power, cost_usd}`), as text tables with a
+Gantt chart in characters, and as a picture (PNG/SVG/PDF with the `chart` extra).
+
+Money: `cost_usd` is what the program consumes (risk-adjusted: bought hardware net of resale, or its depreciation
+when kept, plus the premiums of the single-run model), `cash_usd` what is paid out; a quarter's `spend_usd` is cash
+committed in it (lots when ordered, rent as it runs).
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from tabulate import tabulate
+
+from ..answers.program import ProgramReport
+from ..inputs.program import ProgramProblem, quarter_bounds, quarter_of
+from ..inputs.saved import SCHEMA_VERSION
+from ..solve.program import ProgramPlan, power_profile, rent_per_day
+
+LIMITATIONS = (
+    "each workload runs on one option from start to finish (moving a run from rented to owned nodes mid-run is "
+    "not modelled: it would need variable-size intervals)",
+    "a reservation serves the workload it was made for (one term is not shared by several workloads)",
+    "deliveries are planned at the lead-time confidence of the assumptions; the slip premium and the risk "
+    "scenarios of a single run are not applied to programs yet",
+)
+
+
+def _path(pp: ProgramProblem, gid: str) -> tuple[Any, ...] | None:
+    parts = gid.split(".")
+    if parts[0] == "workloads" and len(parts) >= 3:
+        return ("workloads", pp.index_of(parts[1]), *parts[2:])
+    if parts[0] == "quotes":
+        return None
+    if gid.startswith("site.power_steps["):
+        return ("site", "power_steps", int(gid[len("site.power_steps["):-1]))
+    if gid.startswith("budget.per_quarter_usd."):
+        return ("budget", "per_quarter_usd", gid.split(".", 2)[2])
+    return tuple(parts)
+
+
+def where_of(pp: ProgramProblem, gid: str) -> str:
+    path = _path(pp, gid)
+    return "the catalog quote" if path is None else pp.where(path)
+
+
+def _d(pp: ProgramProblem, day: int) -> str:
+    return (pp.as_of + timedelta(days=day)).isoformat()
+
+
+def all_quarters(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
+    """Cash committed in every quarter from the first order or run to the program's end, with its cap if any."""
+    caps = pp.spec.budget.per_quarter_usd
+    spend: dict[str, float] = {}
+    for p in plan.purchases:
+        label = quarter_of(pp.as_of + timedelta(days=p.order_day))
+        spend[label] = spend.get(label, 0.0) + p.capex_usd
+    for r in plan.runs:
+        for label in {quarter_of(pp.as_of + timedelta(days=d)) for d in range(r.start_day, r.end_day)}:
+            first, nxt = quarter_bounds(label)
+            a, b = (first - pp.as_of).days, (nxt - pp.as_of).days
+            overlap = max(0, min(r.end_day, b) - max(r.start_day, a))
+            spend[label] = spend.get(label, 0.0) + rent_per_day(r.candidate) * overlap
+    labels = sorted(set(spend) | set(caps))
+    return [{"quarter": q, "spend_usd": round(spend.get(q, 0.0)), "cap_usd": caps.get(q)} for q in labels]
+
+
+def _workloads(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
+    out = []
+    for r in plan.runs:
+        c = r.candidate
+        out.append({"id": r.workload, "accelerator": c.accelerator, "option": c.option, "mode": c.mode,
+                    "nodes": c.nodes, "gpus": c.gpus, "start": _d(pp, r.start_day), "finish": _d(pp, r.end_day),
+                    "days": c.days, "owned": c.owned, "quotes": [c.quote] if c.quote else [],
+                    "cost_usd": round(c.cost_usd), "cash_usd": round(c.cash_usd)})
+    return out
+
+
+def _purchases(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
+    return [{"quote": p.quote.quote, "lot": p.k + 1, "nodes": p.quote.lot_nodes, "system": p.quote.system,
+             "order": _d(pp, p.order_day), "delivered": _d(pp, p.delivered_day), "usable": _d(pp, p.usable_day),
+             "held_days": p.held_days, "capex_usd": round(p.capex_usd), "cost_usd": round(p.cost_usd),
+             "cash_usd": round(p.cash_usd)} for p in plan.purchases]
+
+
+def _power(rep: ProgramReport, plan: ProgramPlan) -> list[dict[str, Any]]:
+    return [{"from": _d(rep.program, day), "installed_kw": round(kw, 1), "limit_kw": lim, "group": g}
+            for day, kw, lim, g in power_profile(rep.data, plan)]
+
+
+def _explanation(rep: ProgramReport) -> dict[str, Any] | None:
+    e = rep.explanation
+    if e is None:
+        return None
+    texts = dict(rep.groups)
+    return {"conflict": [{"group": g, "text": texts.get(g, g), "where": where_of(rep.program, g)}
+                         for g in e.conflict],
+            "proven_minimal": e.proven,
+            "relaxations": [{"group": r.group, "to": r.value, "proven": r.proven} for r in e.relaxations],
+            "unplannable": [{"workload": w, "reason": why} for w, why in e.unplannable]}
+
+
+def program_dict(rep: ProgramReport) -> dict[str, Any]:
+    pp, o = rep.program, rep.outcome
+    plan = o.plan
+    body: dict[str, Any] | None = None
+    if plan is not None:
+        body = {"workloads": _workloads(pp, plan), "purchases": _purchases(pp, plan),
+                "quarters": all_quarters(pp, plan), "power": _power(rep, plan),
+                "porting": [{"stack": k, "cost_usd": round(v)} for k, v in plan.porting],
+                "finish": _d(pp, plan.end_day), "cost_usd": round(plan.cost_usd), "cash_usd": round(plan.cash_usd),
+                "bound_usd": o.bound_units * 1000 if o.bound_units is not None else None}
+    return {"schema_version": SCHEMA_VERSION, "problem": pp.spec.name, "as_of": pp.as_of.isoformat(),
+            "status": o.status, "program": body, "explanation": _explanation(rep),
+            "candidates": {"per_workload": {w.id: len(w.candidates) for w in rep.data.workloads},
+                           "sizes_per_option": rep.data.sizes_per_option,
+                           "note": "the optimum is over these candidates (risk.program.sizes_per_option widens "
+                                   "them)"},
+            "limitations": list(LIMITATIONS)}
+
+
+def _m(usd: float | None) -> str:
+    return "-" if usd is None else f"${usd / 1e6:,.2f}M"
+
+
+def gantt_text(pp: ProgramProblem, plan: ProgramPlan, width: int = 60) -> str:
+    """One row per workload (`=` running) and per bought quote (`.` on order, `+` installing, `#` usable), over
+    the days from the first order or start to the program's end."""
+    first = min([r.start_day for r in plan.runs] + [p.order_day for p in plan.purchases])
+    span = max(1, plan.end_day - first)
+
+    def col(day: int) -> int:
+        return min(width - 1, max(0, (day - first) * width // span))
+
+    rows = []
+    for r in plan.runs:
+        line = [" "] * width
+        for c in range(col(r.start_day), max(col(r.start_day) + 1, col(r.end_day))):
+            line[c] = "="
+        rows.append((r.workload, "".join(line)))
+    for qid in sorted({p.quote.quote for p in plan.purchases}):
+        line = [" "] * width
+        for p in (p for p in plan.purchases if p.quote.quote == qid):
+            for c in range(col(p.order_day), col(p.delivered_day)):
+                line[c] = "." if line[c] == " " else line[c]
+            for c in range(col(p.delivered_day), col(p.usable_day)):
+                line[c] = "+"
+            for c in range(col(p.usable_day), width):
+                line[c] = "#"
+        rows.append((f"buy {qid}", "".join(line)))
+    pad = max(len(n) for n, _ in rows)
+    head = f"{'':{pad}}  {_d(pp, first)}{'':>{max(1, width - 20)}}{_d(pp, plan.end_day)}"
+    return "\n".join([head] + [f"{n:{pad}} |{line}|" for n, line in rows]) + "\n"
+
+
+def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
+    pp = rep.program
+    d = program_dict(rep)["program"]
+    out = [tabulate([[w["id"], w["option"], w["nodes"], w["gpus"], w["start"], w["finish"], w["days"],
+                      w["quotes"][0] if w["quotes"] else "owned", _m(w["cost_usd"])] for w in d["workloads"]],
+                    headers=["workload", "option", "nodes", "GPUs", "start", "finish", "days", "on", "run cost"]),
+           ""]
+    if plan.purchases:
+        out += ["Purchases (order, delivery, installed and usable; held until the program ends):",
+                tabulate([[p["quote"], p["lot"], p["nodes"], p["order"], p["delivered"], p["usable"],
+                           _m(p["capex_usd"]), _m(p["cost_usd"])] for p in d["purchases"]],
+                         headers=["quote", "lot", "nodes", "order", "delivered", "usable", "capex", "cost"]), ""]
+    out += ["Cash committed per quarter (lots when ordered, rent as it runs):",
+            tabulate([[q["quarter"], _m(q["spend_usd"]), _m(q["cap_usd"])] for q in d["quarters"]],
+                     headers=["quarter", "spend", "cap"]), ""]
+    if d["power"]:
+        out += ["Site IT power installed (bought lots from delivery) against the limit:",
+                tabulate([[p["from"], f"{p['installed_kw']:,.1f}", f"{p['limit_kw']:,.0f}"] for p in d["power"]],
+                         headers=["from", "installed kW", "limit kW"]), ""]
+    out += [gantt_text(pp, plan)]
+    ported = ", ".join(f"{k} {_m(v)}" for k, v in plan.porting if v > 0) or "none"
+    out += [f"Program cost {_m(plan.cost_usd)} (what it consumes, risk-adjusted); cash {_m(plan.cash_usd)} "
+            f"(what is paid); porting once per stack: {ported}; program ends {d['finish']}."]
+    return out
+
+
+def _explanation_text(rep: ProgramReport) -> list[str]:
+    e = rep.explanation
+    if e is None:
+        return []
+    out = []
+    for wid, why in e.unplannable:
+        out.append(f"  workload {wid}: {why}")
+    texts = dict(rep.groups)
+    if e.conflict:
+        out.append("These limits cannot all hold" + ("" if e.proven else " (minimality not proven: time limit)")
+                   + ":")
+        out += [f"  - {g}: {texts.get(g, g)} ({where_of(rep.program, g)})" for g in e.conflict]
+    if e.relaxations:
+        out.append("Relax one: " + "; or ".join(f"{r.group} to {r.value}" for r in e.relaxations))
+    return out
+
+
+def render_program(rep: ProgramReport) -> str:
+    o = rep.outcome
+    n = sum(len(w.candidates) for w in rep.data.workloads)
+    status = {"optimal": "OPTIMAL", "feasible": "FEASIBLE (not proven optimal: time limit)",
+              "infeasible": "INFEASIBLE", "unknown": "UNKNOWN (no plan found within the time limit)"}[o.status]
+    lines = [f"Program {rep.program.spec.name}: {status} over {n:,} candidate runs "
+             f"({rep.data.sizes_per_option} sizes per option and quote) for {len(rep.data.workloads)} workloads", ""]
+    if o.plan is not None:
+        lines += _plan_text(rep, o.plan)
+    lines += _explanation_text(rep)
+    lines += ["", "Not modelled: " + "; ".join(LIMITATIONS) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def gantt_chart(rep: ProgramReport, path: str) -> None:
+    """The Gantt chart as a picture: runs as bars, lots from order to usable, the power limit's steps."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plan = rep.outcome.plan
+    if plan is None:
+        return
+    pp = rep.program
+    rows = [r.workload for r in plan.runs] + sorted({f"buy {p.quote.quote}" for p in plan.purchases})
+    fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.5))
+
+    def day(d: int) -> date:
+        return pp.as_of + timedelta(days=d)
+
+    for i, r in enumerate(plan.runs):
+        ax.barh(i, r.end_day - r.start_day, left=r.start_day, color="tab:blue")
+        ax.annotate(f"{r.candidate.option} x{r.candidate.nodes}", (r.start_day, i), fontsize=7, va="center")
+    for p in plan.purchases:
+        i = rows.index(f"buy {p.quote.quote}")
+        ax.barh(i, p.delivered_day - p.order_day, left=p.order_day, color="0.8")
+        ax.barh(i, plan.end_day - p.usable_day, left=p.usable_day, color="tab:green", alpha=0.3)
+    ax.set_yticks(range(len(rows)), rows)
+    ticks = list(range(0, plan.end_day + 1, max(1, plan.end_day // 6)))
+    ax.set_xticks(ticks, [day(t).isoformat() for t in ticks], rotation=30, fontsize=7)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = ["program_dict", "render_program", "gantt_text", "gantt_chart", "where_of", "all_quarters",
+           "LIMITATIONS"]

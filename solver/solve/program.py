@@ -1,0 +1,161 @@
+"""Solving a program: the optimum over the candidates, decoded into a plan in dollars and days, and re-checked.
+
+The model's money is in $1k rounded up; the plan's figures are recomputed here in dollars from the estimates
+(candidate lines, each lot's held-days table at its days held, porting once per stack), and the independent checker
+(`program_check.py`) re-verifies the plan against the catalog, the calendar and the limits. An infeasible program
+is explained by `answers/program_explain.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from ..estimate.program import Candidate, LotQuote, ProgramData
+from ..model.program import ProgramModel, build_program_model, objective, objective_weight, rent_per_day
+from .engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    workload: str
+    candidate: Candidate
+    start_day: int
+    end_day: int
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """One bought lot: ordered, delivered, usable (after installation), held until the program's end."""
+
+    quote: LotQuote
+    k: int
+    order_day: int
+    delivered_day: int
+    usable_day: int
+    held_days: int
+    cost_usd: float
+    cash_usd: float
+
+    @property
+    def capex_usd(self) -> float:
+        return self.quote.capex_usd_per_node * self.quote.lot_nodes
+
+
+@dataclass(frozen=True)
+class ProgramPlan:
+    runs: tuple[RunPlan, ...]
+    purchases: tuple[Purchase, ...]
+    porting: tuple[tuple[str, float], ...]
+    end_day: int
+    cost_usd: float
+    cash_usd: float
+    model_cost_units: int
+
+    def run(self, wid: str) -> RunPlan:
+        return next(r for r in self.runs if r.workload == wid)
+
+
+@dataclass(frozen=True)
+class ProgramOutcome:
+    """`status`: optimal (proven over the candidates), feasible (a plan, not proven: the time limit),
+    infeasible (proven), unknown (no plan found within the time limit)."""
+
+    status: str
+    plan: ProgramPlan | None
+    bound_units: int | None
+    """A proven lower bound of the program's cost in model units ($1k)."""
+    data: ProgramData
+
+
+def date_of(data: ProgramData, day: int) -> date:
+    return data.as_of + timedelta(days=day)
+
+
+def fix_groups(pm: ProgramModel, active: list[str]) -> Any:
+    """A copy of the model with the `active` groups enforced (the others dropped)."""
+    m = pm.model
+    m.clear_objective()
+    trial = m.clone()
+    for gid in active:
+        trial.add_bool_and([pm.literals[gid]])
+    return trial
+
+
+def _decode(pm: ProgramModel, out: Outcome) -> ProgramPlan:
+    data = pm.data
+    runs = []
+    for wi, w in enumerate(data.workloads):
+        ci = next(ci for ci, _ in pm.candidates(wi) if out.value(pm.x[wi, ci]))
+        runs.append(RunPlan(w.id, w.candidates[ci], out.value(pm.start[wi]), out.value(pm.end[wi])))
+    end = out.value(pm.program_end)
+    purchases = []
+    for lot in pm.lots:
+        if not out.value(lot.present):
+            continue
+        lq = lot.quote
+        order = out.value(lot.order)
+        delivered = order + lq.lead_days
+        held = end - delivered
+        purchases.append(Purchase(lq, lot.k, order, delivered, delivered + lq.install_days, held,
+                                  lq.held_cost_usd[held] * lq.lot_nodes, lq.held_cash_usd[held] * lq.lot_nodes))
+    porting: dict[str, float] = {}
+    for r in runs:
+        porting[r.candidate.porting_key] = r.candidate.porting_usd
+    ported = tuple(sorted(porting.items()))
+    cost = sum(r.candidate.cost_usd for r in runs) + sum(p.cost_usd for p in purchases) + sum(v for _, v in ported)
+    cash = sum(r.candidate.cash_usd for r in runs) + sum(p.cash_usd for p in purchases) + sum(v for _, v in ported)
+    return ProgramPlan(tuple(runs), tuple(purchases), ported, end, cost, cash, out.value(pm.cost))
+
+
+def solve_model(pm: ProgramModel, engine: Engine, active: list[str], label: str) -> Outcome:
+    trial = fix_groups(pm, active)
+    trial.minimize(objective(pm))
+    return engine.solve(trial, label=label)
+
+
+def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, ProgramModel, Engine]:
+    """The cheapest plan over the candidates with every group enforced."""
+    engine = Engine(limits)
+    pm = build_program_model(data)
+    if any(not w.candidates for w in data.workloads):
+        return ProgramOutcome(INFEASIBLE, None, None, data), pm, engine
+    out = solve_model(pm, engine, sorted(pm.literals), "program")
+    plan = _decode(pm, out) if out.has_solution else None
+    bound = out.bound() // objective_weight(pm) if out.status in (OPTIMAL, FEASIBLE) else None
+    log.debug("program: %s, %d candidates, %d lots", out.status,
+              sum(len(w.candidates) for w in data.workloads), len(pm.lots))
+    return ProgramOutcome(out.status, plan, bound, data), pm, engine
+
+
+def quarter_spend(data: ProgramData, plan: ProgramPlan) -> list[tuple[str, float, float]]:
+    """(quarter, spend, cap) for every capped quarter: lot capex by order quarter, rent by the days overlapped (in
+    dollars, at the model's daily rate)."""
+    out = []
+    for q in data.quarters:
+        spend = sum(p.capex_usd for p in plan.purchases if q.first <= p.order_day < q.end)
+        for r in plan.runs:
+            overlap = max(0, min(r.end_day, q.end) - max(r.start_day, q.first))
+            spend += rent_per_day(r.candidate) * overlap
+        out.append((q.label, float(spend), q.limit))
+    return out
+
+
+def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float, float, str]]:
+    """(day, installed kW from that day, limit on that day, group) at every day the installed power or the limit
+    changes, from the first delivery or limit change to the program's end."""
+    days = sorted({p.delivered_day for p in plan.purchases} | {w.first for w in data.power if w.first <= plan.end_day})
+    out = []
+    for d in days:
+        kw = sum(p.quote.node_kw * p.quote.lot_nodes for p in plan.purchases if p.delivered_day <= d)
+        win = next((w for w in data.power if w.first <= d < w.end), None)
+        out.append((d, kw, win.limit if win else float("inf"), win.group if win else ""))
+    return out
+
+
+__all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "solve_model", "fix_groups",
+           "quarter_spend", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]

@@ -1,0 +1,204 @@
+"""The program examples and the `plan solve PROGRAM.yaml` command: answer classes from the source article's path,
+money recomputed here from catalog numbers, explanations whose relaxations are exact, bad input.
+
+Expected classes (seed 000's program): each bake-off runs in the cloud on its own platform before the main run; the
+200B run is a datacenter-class cluster of hundreds of GPUs finishing by its deadline; the fine-tune follows it on the
+same accelerator; the hall's power is never exceeded on any day, including before the July step.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from solver.answers.program import solve_program
+from solver.inputs.catalog import load_catalog
+from solver.inputs.program import load_program
+from solver.solve.engine import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+TODAY = date(2026, 12, 1)
+CAT = load_catalog([])
+
+
+def _report(name: str, *sets: str):
+    return solve_program(load_program(str(ROOT / "constraints" / name), sets, today=TODAY), Limits(time_limit=30))
+
+
+@pytest.fixture(scope="module")
+def main_report():
+    return _report("program-200b.yaml")
+
+
+def test_program_200b_follows_the_article(main_report) -> None:
+    rep = main_report
+    assert rep.outcome.status == "optimal"
+    plan = rep.outcome.plan
+    runs = {r.workload: r for r in plan.runs}
+    for bake, accel in (("bakeoff-b200", "b200"), ("bakeoff-mi355x", "mi355x"), ("bakeoff-tpu7x", "tpu7x")):
+        assert runs[bake].candidate.accelerator == accel and runs[bake].candidate.mode == "cloud"
+        assert runs[bake].end_day <= runs["main"].start_day
+    main_run = runs["main"].candidate
+    assert CAT.accelerators[main_run.accelerator].cls == "datacenter" and main_run.gpus >= 100
+    assert TODAY + timedelta(days=runs["main"].end_day) <= date(2027, 9, 30)
+    assert runs["sft"].start_day >= runs["main"].end_day
+    assert runs["sft"].candidate.accelerator == main_run.accelerator
+
+
+def test_program_200b_power_never_exceeds_the_hall(main_report) -> None:
+    """Day by day, from the file: 2,000 kW before 2027-07-01, 6,000 kW after; every bought node draws its system's
+    catalog kW from delivery (lead time p90 + order day)."""
+    plan = main_report.outcome.plan
+    assert plan.purchases, "the example keeps its cluster (after_run: reuse): buying it is part of the answer"
+    for day in range(plan.end_day + 1):
+        today = TODAY + timedelta(days=day)
+        limit = 6000 if today >= date(2027, 7, 1) else 2000
+        kw = 0.0
+        for p in plan.purchases:
+            q = CAT.quotes[p.quote.quote]
+            delivered = p.order_day + int(q.lead_time_p90_days or q.lead_time_days)
+            if delivered <= day:
+                kw += float(CAT.systems[q.system].node_kw.value) * p.quote.lot_nodes
+        assert kw <= limit, (today, kw)
+
+
+def test_program_200b_lot_costs_from_catalog_numbers(main_report) -> None:
+    """A bought lot kept for the next models (reuse) is charged straight-line depreciation for the days it is held,
+    plus capital, support and the hall: recomputed from catalogs/assumptions.yaml's figures."""
+    plan = main_report.outcome.plan
+    for p in plan.purchases:
+        q = CAT.quotes[p.quote.quote]
+        hw = q.price_usd * p.quote.lot_nodes * (1 + 0.05 + 0.25)          # storage 5%, network 25% of capex
+        years = p.held_days / 365
+        kw = float(CAT.systems[q.system].node_kw.value) * p.quote.lot_nodes
+        carry = hw * (0.10 + 0.10) * years                                  # capital 10%/yr, support 10%/yr
+        expected = hw * years / 5 + carry + kw * 120 * p.held_days * 24 / 730  # 5-year life, hall $120/kW-month
+        if q.kind == "estimate":
+            expected += (hw * years / 5 + carry) * 0.15                     # estimated price: +15% of what it drives
+        assert p.cost_usd == pytest.approx(expected, rel=1e-9), q.id
+
+
+def test_program_200b_quarters_from_the_plan(main_report) -> None:
+    """Cash committed in 2027-Q2: lots ordered in it at capex, plus each rental's cash spread over its days."""
+    plan = main_report.outcome.plan
+    q2 = (date(2027, 4, 1), date(2027, 7, 1))
+    capex = sum(CAT.quotes[p.quote.quote].price_usd * p.quote.lot_nodes * 1.30 for p in plan.purchases
+                if q2[0] <= TODAY + timedelta(days=p.order_day) < q2[1])
+    rent = 0.0
+    for r in plan.runs:
+        if r.candidate.owned:
+            continue
+        days = [TODAY + timedelta(days=d) for d in range(r.start_day, r.end_day)]
+        rent += -(-r.candidate.cash_usd // r.candidate.days) * sum(q2[0] <= d < q2[1] for d in days)
+    row = next(x for x in __import__("solver.render.program", fromlist=["all_quarters"]).all_quarters(
+        main_report.program, plan) if x["quarter"] == "2027-Q2")
+    assert row["spend_usd"] == pytest.approx(capex + rent, abs=1.0)
+    assert row["spend_usd"] <= 60e6
+
+
+def test_owned_hardware_is_bought_once_for_two_workloads() -> None:
+    """Main and fine-tune both on owned nodes: the lots serve both, so the program buys for the larger run, not for
+    the sum of the two."""
+    rep = _report("program-200b.yaml", "workloads.main.policy.modes=[buy]", "workloads.sft.policy.modes=[buy]")
+    plan = rep.outcome.plan
+    runs = {r.workload: r.candidate for r in plan.runs}
+    assert runs["main"].owned and runs["sft"].owned and runs["main"].system == runs["sft"].system
+    bought = sum(p.quote.lot_nodes for p in plan.purchases if p.quote.system == runs["main"].system)
+    assert max(runs["main"].nodes, runs["sft"].nodes) <= bought < runs["main"].nodes + runs["sft"].nodes
+
+
+@pytest.fixture(scope="module")
+def infeasible():
+    return _report("infeasible-program.yaml")
+
+
+def test_infeasible_program_names_a_quarterly_cap_and_a_precedence(infeasible) -> None:
+    e = infeasible.explanation
+    assert infeasible.outcome.status == "infeasible" and e is not None and e.proven
+    assert "budget.per_quarter_usd.2027-Q2" in e.conflict and "workloads.main.after" in e.conflict
+
+
+def test_infeasible_program_relaxations_are_exact(infeasible) -> None:
+    """At the relaxed value the program has a plan; one step tighter it has none."""
+    rel = {r.group: r.value for r in infeasible.explanation.relaxations}
+    cap = int(rel["budget.per_quarter_usd.2027-Q2"].replace("$", "").replace(",", ""))
+    assert _report("infeasible-program.yaml", f"budget.per_quarter_usd.2027-Q2={cap}").outcome.status == "optimal"
+    assert _report("infeasible-program.yaml",
+                   f"budget.per_quarter_usd.2027-Q2={cap - 1}").outcome.status == "infeasible"
+    deadline = date.fromisoformat(rel["workloads.main.schedule.deadline"])
+    ok = _report("infeasible-program.yaml", f"workloads.main.schedule.deadline={deadline}")
+    assert ok.outcome.status == "optimal"
+    tight = deadline - timedelta(days=1)
+    assert _report("infeasible-program.yaml",
+                   f"workloads.main.schedule.deadline={tight}").outcome.status == "infeasible"
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_cli_json_contract_and_determinism(runner: CliRunner) -> None:
+    args = ["solve", "constraints/program-200b.yaml", "--format", "json"]
+    first = runner.invoke(main, args)
+    second = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert first.output == second.output, "same inputs, same JSON byte for byte"
+    d = json.loads(first.output)
+    assert {"status", "explanation", "schema_version", "program"} <= set(d)
+    prog = d["program"]
+    assert {"workloads", "purchases", "quarters", "power", "cost_usd"} <= set(prog)
+    for w in prog["workloads"]:
+        assert {"id", "accelerator", "option", "nodes", "start", "finish", "quotes"} <= set(w)
+    for q in prog["quarters"]:
+        assert {"quarter", "spend_usd", "cap_usd"} <= set(q) and q["quarter"][4:6] == "-Q"
+    assert prog["cost_usd"] == pytest.approx(sum(w["cost_usd"] for w in prog["workloads"])
+                                             + sum(p["cost_usd"] for p in prog["purchases"])
+                                             + sum(p["cost_usd"] for p in prog["porting"]), abs=len(prog) + 10)
+
+
+def test_cli_text_and_infeasible_exit(runner: CliRunner) -> None:
+    ok = runner.invoke(main, ["solve", "constraints/program-200b.yaml"])
+    assert ok.exit_code == 0 and "Purchases" in ok.output and "per quarter" in ok.output and "|" in ok.output
+    bad = runner.invoke(main, ["solve", "constraints/infeasible-program.yaml"])
+    assert bad.exit_code == 1
+    assert "budget.per_quarter_usd.2027-Q2" in bad.output and "workloads.main.after" in bad.output
+    assert "infeasible-program.yaml:14" in bad.output
+
+
+BAD = [
+    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B, sq_len: 2048}\n",
+     ":3", "workloads[0].workload.sq_len"),
+    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n    after: [b]\n"
+     "  - id: b\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n    after: [a]\n", "", "cycle"),
+    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n    after: [zz]\n",
+     ":4", "not another workload"),
+    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n"
+     "budget: {per_quarter_usd: {2027-Q5: 1M}}\n", ":4", "not like 2027-Q1"),
+    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n"
+     "policy: {deadline_confidence: 0.9}\n", ":4", "not supported in program files"),
+]
+
+
+@pytest.mark.parametrize("body,line,message", BAD)
+def test_bad_program_files(runner: CliRunner, tmp_path: Path, body: str, line: str, message: str) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("name: p\nas_of: 2026-12-01\n" + body.replace("workloads:\n", "workloads:\n", 1))
+    text = f.read_text().splitlines()
+    r = runner.invoke(main, ["solve", str(f)])
+    assert r.exit_code == 2, r.output
+    out = r.output + (r.stderr if r.stderr_bytes is not None else "")
+    assert message in out and "Traceback" not in out
+    if line:
+        shown = int(line[1:]) + 2
+        assert f"p.yaml:{shown}" in out, (out, text)
+
+
+def test_set_names_a_workload_by_id(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--set", "workloads.mian.after=[]"])
+    assert r.exit_code == 2 and "no workload with id 'mian'" in r.output + r.stderr and "main" in r.output + r.stderr
