@@ -8,9 +8,9 @@ estimators (`options.py`, `cost.py`), so the model only places intervals and cou
   included); its cost is what the run itself consumes — for rented capacity n × the quote's per-node lines plus the
   per-plan operations line, for owned hardware the energy it draws while it runs and the operations line. Porting
   is charged once per software stack and framework in the program, not per workload (`porting_usd`).
-- A *lot* is a fixed-size batch of a bought quote's nodes (`assumptions.program.lot_nodes`, at least the quote's
-  minimum order): ordered on a day, delivered `lead` days later, usable after installation, and held to the end of
-  the program. Its cost depends only on how long it is held, so it is a table over held days:
+- A *lot* is a fixed-size batch of a bought quote's nodes (about `assumptions.program.lot_gpus` GPUs, at least the
+  quote's minimum order): ordered on a day, delivered `lead` days later, usable after installation, and held to the
+  end of the program. Its cost depends only on how long it is held, so it is a table over held days:
   price × (hardware share charged − resale credited) + capital, support and hall per day held (cost.py's formulas,
   the same `policy.after_run` semantics as a single run, held from delivery to the program's end).
 - The candidate sizes of an option are the node counts on its (days, cost) Pareto front, thinned to at most
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from ..inputs.assumptions import Assumptions
@@ -117,6 +117,7 @@ class ProgramData:
     workloads: tuple[WorkloadData, ...]
     lots: tuple[LotQuote, ...]
     rented_capacity: tuple[tuple[str, int], ...]
+    """Rented quotes whose capacity the model enforces (several workloads may fill them), with their `max_nodes`."""
     power: tuple[Window, ...]
     racks: int | None
     quarters: tuple[Window, ...]
@@ -131,6 +132,8 @@ class ProgramData:
     sizes_per_option: int
     kinks: tuple[int, ...] = ()
     """Days held at which a lot's held-days cost changes slope (the resale curve's ages, the depreciation life)."""
+    quote_capacity: tuple[tuple[str, int], ...] = ()
+    """Every rented quote a candidate uses, with its `max_nodes` (the checker's and `relaxed`'s reference)."""
 
 
 def _day(d: date | None, as_of: date) -> int | None:
@@ -323,7 +326,6 @@ def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[
     out: list[LotQuote] = []
     if site is None:
         return out
-    size = a.program.lot_nodes
     for qid in sorted(problem.catalog.quotes):
         q = problem.catalog.quotes[qid]
         if q.mode != "buy" or q.system not in needs or not q.priced or q.expired(pp.as_of) \
@@ -331,7 +333,7 @@ def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[
             continue
         system = problem.catalog.systems[q.system]
         accel = problem.catalog.accelerators[system.accelerator]
-        lot = min(q.max_nodes, max(q.min_nodes, size))
+        lot = min(q.max_nodes, max(q.min_nodes, math.ceil(a.program.lot_gpus / system.per_node)))
         node_kw = float(system.node_kw.value)
         per_rack = min(int(system.nodes_per_rack.value), int(site.rack_power_kw // node_kw))
         if per_rack < 1:
@@ -403,6 +405,111 @@ def _kinks(problem: Problem) -> tuple[int, ...]:
     return tuple(sorted(set(ages) | {round(money.depreciation_years * 365)}))
 
 
+def _most_per_workload(workloads: Sequence[WorkloadData]) -> list[dict[str, int]]:
+    """Per workload, the most nodes any of its candidates takes of each rented quote."""
+    out = []
+    for w in workloads:
+        per: dict[str, int] = {}
+        for c in w.candidates:
+            if c.quote is not None:
+                per[c.quote] = max(per.get(c.quote, 0), c.nodes)
+        out.append(per)
+    return out
+
+
+def free_quotes(workloads: Sequence[WorkloadData], capacity: dict[str, int]) -> set[str]:
+    """Rented quotes whose capacity no plan can exceed: every workload on it at its largest candidate at once."""
+    most: dict[str, int] = {}
+    for per in _most_per_workload(workloads):
+        for q, n in per.items():
+            most[q] = most.get(q, 0) + n
+    return {q for q, n in most.items() if n <= capacity[q]}
+
+
+def _rate(c: Candidate) -> float:
+    return 0.0 if c.owned else c.cash_usd / c.days
+
+
+def _dominates(a: Candidate, b: Candidate, room: dict[str, int]) -> bool:
+    """`a` can replace `b` in any plan: started on `b`'s day it runs inside `b`'s interval, costs and spends no more
+    in any quarter, keeps the accelerator and software stack, and takes no more of the same resource — or a
+    rented quote with room for it whatever the other workloads take of it (`room`)."""
+    if a.accelerator != b.accelerator or a.porting_key != b.porting_key or a.owned != b.owned:
+        return False
+    if not (a.ready_day <= b.ready_day and a.days <= b.days and a.cost_usd <= b.cost_usd
+            and a.cash_usd <= b.cash_usd and _rate(a) <= _rate(b)):
+        return False
+    if a.owned:
+        return a.system == b.system and a.nodes <= b.nodes
+    if a.quote == b.quote and a.nodes <= b.nodes:
+        return True
+    return a.nodes <= room.get(a.quote or "", 0)
+
+
+def undominated(w: WorkloadData, room: dict[str, int]) -> WorkloadData:
+    """The workload without candidates another one of its own can always replace (an exact reduction: the
+    conditions hold whatever limits are enforced, so explanations are unchanged too). `room`: nodes of each rented
+    quote left for this workload when every other one takes the most it can of it."""
+    cands = sorted(w.candidates, key=lambda c: (c.cost_usd, c.days, c.ready_day, c.nodes, c.option, c.quote or ""))
+    kept: list[Candidate] = []
+    for c in cands:
+        if not any(_dominates(k, c, room) for k in kept):
+            kept.append(c)
+    kept.sort(key=lambda c: (c.option, c.quote or "", c.nodes))
+    return WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
+                        w.same_hardware_as, tuple(kept), w.considered)
+
+
+def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int]) -> list[WorkloadData]:
+    """Every workload `undominated`, each with the room the others leave on every rented quote."""
+    most = _most_per_workload(workloads)
+    total: dict[str, int] = {}
+    for per in most:
+        for q, n in per.items():
+            total[q] = total.get(q, 0) + n
+    out = []
+    for w, mine in zip(workloads, most, strict=True):
+        room = {q: cap - (total.get(q, 0) - mine.get(q, 0)) for q, cap in capacity.items()}
+        out.append(undominated(w, room))
+    return out
+
+
+def hardware_floor(data: ProgramData, c: Candidate) -> float:
+    """Dollars the bought lots cost at least if `c` runs on owned nodes: n nodes delivered before it starts and held
+    until the program ends (at least its days plus installation), at the cheapest quote's held-days cost (which
+    never falls with time). 0 for a rented candidate."""
+    if not c.owned:
+        return 0.0
+    quotes = [lq for lq in data.lots if lq.system == c.system]
+    if not quotes:
+        return 0.0
+    held = min(data.calendar_days, c.days + min(lq.install_days for lq in quotes))
+    return c.nodes * min(lq.held_cost_usd[min(held, len(lq.held_cost_usd) - 1)] for lq in quotes)
+
+
+def relaxed(data: ProgramData, enforced: set[str]) -> ProgramData:
+    """The program with only the `enforced` rented quotes' capacities (the others treated as unlimited), and the
+    candidates that this makes dominated removed. Its optimum is a lower bound of the program's; when its plan
+    fits every quote's capacity it is the program's optimum (`solve/program.py` adds the quotes a plan overfills
+    and solves again)."""
+    capacity = {q: (n if q in enforced else 10 ** 9) for q, n in data.quote_capacity}
+    workloads = reduce_candidates(data.workloads, capacity)
+    kept = tuple((q, n) for q, n in data.rented_capacity if q in enforced)
+    return replace(data, workloads=tuple(workloads), rented_capacity=kept, lots=_lots_needed(data.lots, workloads))
+
+
+def _lots_needed(lots: Sequence[LotQuote], workloads: Sequence[WorkloadData]) -> tuple[LotQuote, ...]:
+    """Lots of the systems some candidate still runs on owned nodes, as many as its largest such candidate needs
+    (more are never usable at once, and a lot bought but never used only costs)."""
+    need: dict[str, int] = {}
+    for w in workloads:
+        for c in w.candidates:
+            if c.owned:
+                need[c.system] = max(need.get(c.system, 0), c.nodes)
+    return tuple(replace(lq, lots=min(lq.lots, math.ceil(need[lq.system] / lq.lot_nodes)))
+                 for lq in lots if lq.system in need)
+
+
 def program_data(pp: ProgramProblem) -> ProgramData:
     """Everything the program model chooses from (see module docstring)."""
     a = pp.first.assumptions.values
@@ -420,14 +527,20 @@ def program_data(pp: ProgramProblem) -> ProgramData:
     workloads = [WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
                               w.same_hardware_as, tuple(c for c in w.candidates if not c.owned or c.system in bought),
                               w.considered) for w in workloads]
-    rented = sorted({(c.quote, pp.first.catalog.quotes[c.quote].max_nodes) for w in workloads for c in w.candidates
-                     if c.quote is not None})
+    capacity = {c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads for c in w.candidates
+                if c.quote is not None}
+    workloads = reduce_candidates(workloads, capacity)
+    free = free_quotes(workloads, capacity)
+    rented = sorted((q, n) for q, n in capacity.items() if q not in free)
     power, quarters = _windows(pp)
     site = pp.spec.site
     return ProgramData(tuple(workloads), tuple(lots), tuple((q, n) for q, n in rented), power,
                        site.racks if site is not None else None, quarters, pp.spec.budget.max_usd,
-                       pp.spec.budget.applies_to == "cash", horizon, calendar, pp.as_of, k, _kinks(pp.first))
+                       pp.spec.budget.applies_to == "cash", horizon, calendar, pp.as_of, k, _kinks(pp.first),
+                       tuple(sorted(capacity.items())))
 
 
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
-           "workload_data", "lot_quotes", "program_horizon", "calendar_days", "MAX_DAY"]
+           "workload_data", "lot_quotes", "program_horizon", "calendar_days", "free_quotes", "undominated",
+           "reduce_candidates",
+           "hardware_floor", "relaxed", "MAX_DAY"]

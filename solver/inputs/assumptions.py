@@ -178,7 +178,7 @@ class NodeGrid(Strict):
 class ProgramA(Strict):
     """How a program (several workloads on one calendar) is modelled: `estimate/program.py`."""
 
-    lot_nodes: int = Field(ge=1, le=4096)
+    lot_gpus: int = Field(ge=1, le=1_000_000)
     sizes_per_option: int = Field(ge=2, le=64)
 
 

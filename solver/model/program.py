@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..estimate.program import Candidate, LotQuote, ProgramData
+from ..estimate.program import Candidate, LotQuote, ProgramData, hardware_floor
 from .cpsat import Model
 
 UNIT = 1000.0
@@ -78,7 +78,6 @@ class ProgramModel:
     """Per numeric group, the expression it limits (what an exact relaxation minimises)."""
     cost: Any = 0
     cash: Any = 0
-    rent_daily: list[Any] = field(default_factory=list)
 
     def group(self, gid: str, path: tuple[Any, ...], text: str, numeric: bool = False) -> Any:
         if gid not in self.literals:
@@ -184,16 +183,38 @@ def convex(ps: list[tuple[int, int, int, int]]) -> bool:
     return all(p[2] <= q[2] for p, q in zip(ps, ps[1:], strict=False))
 
 
+def hull(ps: list[tuple[int, int, int, int]]) -> list[tuple[int, int]]:
+    """Integer lines (A, B) with A·day + B ≤ S·f(day) for the piecewise function `ps`, that together are its convex
+    lower envelope at the breakpoints: valid lower bounds that give the LP relaxation the shape of a non-convex
+    held-days cost."""
+    pts = [(b0, a * b0 + c) for b0, _b1, a, c in ps] + [(ps[-1][1], ps[-1][2] * ps[-1][1] + ps[-1][3])]
+    lower: list[tuple[int, int]] = []
+    for p in pts:
+        while len(lower) >= 2 and (lower[-1][0] - lower[-2][0]) * (p[1] - lower[-2][1]) <= \
+                (lower[-1][1] - lower[-2][1]) * (p[0] - lower[-2][0]):
+            lower.pop()
+        lower.append(p)
+    out = []
+    for (x0, v0), (x1, v1) in zip(lower, lower[1:], strict=False):
+        a = math.floor((v1 - v0) / (x1 - x0))
+        out.append((a, min(v - a * x for x, v in pts)))
+    return out
+
+
 def _piecewise(pm: ProgramModel, b: Any, held: Any, ps: list[tuple[int, int, int, int]], top: int, name: str) -> Any:
-    """Model units ≥ the held-days function of a bought lot, 0 when not bought. A convex function is the maximum
-    of its pieces (minimisation makes it exact); otherwise one literal per piece says which one holds."""
+    """Model units ≥ the held-days function of a bought lot, 0 when not bought (`held` is 0 then). A convex
+    function is the maximum of its pieces, written S·y ≥ A·held + B·bought so that the LP relaxation sees it
+    (minimisation makes it exact); otherwise one literal per piece says which one holds, and the convex envelope
+    (`hull`) is added for the relaxation."""
     m = pm.model
     y = m.new_int_var(0, top, name)
     m.add(y == 0).only_enforce_if(~b)
     if convex(ps):
         for _b0, _b1, a, c in ps:
-            m.add(SCALE * y >= a * held + c).only_enforce_if(b)
+            m.add(SCALE * y >= a * held + c * b)
         return y
+    for a, c in hull(ps):
+        m.add(SCALE * y >= a * held + c * b)
     lits = [m.new_bool_var("") for _ in ps]
     m.add(sum(lits) == b)
     for lit, (b0, b1, a, c) in zip(lits, ps, strict=True):
@@ -259,6 +280,23 @@ def _add_pools(pm: ProgramModel) -> None:
         m.add_cumulative(intervals, demands, capacity)
 
 
+def _add_hardware_bounds(pm: ProgramModel) -> None:
+    """Redundant rows for the LP relaxation: a workload on owned nodes of a system makes that system's lots cost at
+    least its `hardware_floor` and their cash at least n × the cheapest capex. Without them the relaxation runs
+    every workload on owned hardware nobody paid for."""
+    m = pm.model
+    for system in sorted({lq.system for lq in pm.data.lots}):
+        capex = min(lq.capex_usd_per_node for lq in pm.data.lots if lq.system == system)
+        lots = [lot for lot in pm.lots if lot.quote.system == system]
+        for wi in range(len(pm.data.workloads)):
+            mine = [(ci, c) for ci, c in pm.candidates(wi) if c.owned and c.system == system]
+            if mine:
+                m.add(sum(lot.cost for lot in lots) >=
+                      sum(pm.x[wi, ci] * int(hardware_floor(pm.data, c) / UNIT) for ci, c in mine))
+                m.add(sum(lot.cash for lot in lots) >= sum(pm.x[wi, ci] * int(c.nodes * capex / UNIT)
+                                                          for ci, c in mine))
+
+
 def _add_rented_sharing(pm: ProgramModel) -> None:
     """A rented quote used by several workloads holds at most its `max_nodes` at any time."""
     m = pm.model
@@ -306,28 +344,41 @@ def _add_power_and_racks(pm: ProgramModel) -> None:
         pm.quantities["site.racks"] = [used]
 
 
-def _rent_rates(pm: ProgramModel) -> None:
-    """Each workload's rent per day in dollars (0 on owned hardware): a rental's cash spread over its days."""
-    for wi in range(len(pm.data.workloads)):
-        terms = [pm.x[wi, ci] * rent_per_day(c) for ci, c in pm.candidates(wi) if not c.owned]
-        top = max([rent_per_day(c) for _, c in pm.candidates(wi) if not c.owned], default=0)
-        r = pm.model.new_int_var(0, top, f"rent[{wi}]")
-        pm.model.add(r == sum(terms))
-        pm.rent_daily.append(r)
-
-
 def rent_per_day(c: Candidate) -> int:
     """Dollars per day a rental's cash counts in the quarters it overlaps (rounded up)."""
     return 0 if c.owned else int(math.ceil(c.cash_usd / c.days - 1e-9))
 
 
+def _rent_in(pm: ProgramModel, wi: int, first: int, end: int) -> Any:
+    """Dollars of workload `wi`'s rent that fall in days [first, end): its daily rate (0 on owned nodes) times the
+    days its run overlaps them; None when no run of it can overlap those days. (One enforced row per candidate
+    instead of the product measured twice as slow on bench/program.py's ten workloads.)"""
+    m, w = pm.model, pm.data.workloads[wi]
+    rented = [(ci, c) for ci, c in pm.candidates(wi) if not c.owned]
+    latest = w.deadline_day if w.deadline_day is not None else pm.horizon
+    soonest = max(w.earliest_day, min((c.ready_day for _, c in rented), default=pm.horizon))
+    if not rented or soonest >= end or latest <= first:
+        return None
+    lo = m.new_int_var(first, max(first, pm.horizon), "")
+    m.add_max_equality(lo, [pm.start[wi], first])
+    hi = m.new_int_var(min(end, 0), max(end, pm.horizon), "")
+    m.add_min_equality(hi, [pm.end[wi], end])
+    overlap = m.new_int_var(0, max(0, end - first), "")
+    m.add_max_equality(overlap, [hi - lo, 0])
+    rate = m.new_int_var(0, max(rent_per_day(c) for _, c in rented), "")
+    m.add(rate == sum(pm.x[wi, ci] * rent_per_day(c) for ci, c in rented))
+    paid = m.new_int_var(0, max(rent_per_day(c) for _, c in rented) * max(0, end - first), "")
+    m.add_multiplication_equality(paid, [rate, overlap])
+    return paid
+
+
 def _add_quarters(pm: ProgramModel) -> None:
-    m, h = pm.model, pm.horizon
+    m = pm.model
     for q in pm.data.quarters:
         lit = pm.group(q.group, ("budget", "per_quarter_usd", q.label), f"spend in {q.label}", numeric=True)
         spend = []
         for lot in pm.lots:
-            if lot.quote.last_order_day < q.first:
+            if lot.quote.last_order_day < q.first or q.end <= 0:
                 continue
             early = m.new_bool_var("")
             m.add(lot.order < q.first).only_enforce_if(early)
@@ -339,18 +390,9 @@ def _add_quarters(pm: ProgramModel) -> None:
             m.add_bool_or([inside, ~lot.present, early, late])
             spend.append(inside * math.ceil(lot.quote.capex_usd_per_node * lot.quote.lot_nodes))
         for wi in range(len(pm.data.workloads)):
-            top = max([rent_per_day(c) for _, c in pm.candidates(wi)], default=0)
-            if top == 0:
-                continue
-            lo = m.new_int_var(q.first, max(q.first, h), "")
-            m.add_max_equality(lo, [pm.start[wi], q.first])
-            hi = m.new_int_var(min(q.end, 0), max(q.end, h), "")
-            m.add_min_equality(hi, [pm.end[wi], q.end])
-            overlap = m.new_int_var(0, max(0, q.end - q.first), "")
-            m.add_max_equality(overlap, [hi - lo, 0])
-            paid = m.new_int_var(0, top * max(0, q.end - q.first), "")
-            m.add_multiplication_equality(paid, [pm.rent_daily[wi], overlap])
-            spend.append(paid)
+            paid = _rent_in(pm, wi, q.first, q.end)
+            if paid is not None:
+                spend.append(paid)
         total = sum(spend)
         m.add(total <= int(q.limit)).only_enforce_if(lit)
         pm.quantities[q.group] = [total]
@@ -392,9 +434,9 @@ def build_program_model(data: ProgramData) -> ProgramModel:
     _add_same_hardware(pm)
     _add_lots(pm)
     _add_pools(pm)
+    _add_hardware_bounds(pm)
     _add_rented_sharing(pm)
     _add_power_and_racks(pm)
-    _rent_rates(pm)
     _add_quarters(pm)
     _add_money(pm)
     return pm

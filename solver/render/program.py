@@ -78,10 +78,19 @@ def _workloads(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
 
 
 def _purchases(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
-    return [{"quote": p.quote.quote, "lot": p.k + 1, "nodes": p.quote.lot_nodes, "system": p.quote.system,
-             "order": _d(pp, p.order_day), "delivered": _d(pp, p.delivered_day), "usable": _d(pp, p.usable_day),
-             "held_days": p.held_days, "capex_usd": round(p.capex_usd), "cost_usd": round(p.cost_usd),
-             "cash_usd": round(p.cash_usd)} for p in plan.purchases]
+    """One entry per order: the lots of one quote ordered the same day (identical lots arrive together)."""
+    groups: dict[tuple[str, int], list[Any]] = {}
+    for p in plan.purchases:
+        groups.setdefault((p.quote.quote, p.order_day), []).append(p)
+    out = []
+    for (qid, day), ps in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        first = ps[0]
+        out.append({"quote": qid, "system": first.quote.system, "order": _d(pp, day),
+                    "delivered": _d(pp, first.delivered_day), "usable": _d(pp, first.usable_day), "lots": len(ps),
+                    "nodes": sum(p.quote.lot_nodes for p in ps), "held_days": first.held_days,
+                    "capex_usd": round(sum(p.capex_usd for p in ps)), "cost_usd": round(sum(p.cost_usd for p in ps)),
+                    "cash_usd": round(sum(p.cash_usd for p in ps))})
+    return out
 
 
 def _power(rep: ProgramReport, plan: ProgramPlan) -> list[dict[str, Any]]:
@@ -163,16 +172,17 @@ def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
            ""]
     if plan.purchases:
         out += ["Purchases (order, delivery, installed and usable; held until the program ends):",
-                tabulate([[p["quote"], p["lot"], p["nodes"], p["order"], p["delivered"], p["usable"],
+                tabulate([[p["quote"], p["lots"], p["nodes"], p["order"], p["delivered"], p["usable"],
                            _m(p["capex_usd"]), _m(p["cost_usd"])] for p in d["purchases"]],
-                         headers=["quote", "lot", "nodes", "order", "delivered", "usable", "capex", "cost"]), ""]
+                         headers=["quote", "lots", "nodes", "order", "delivered", "usable", "capex", "cost"]), ""]
     out += ["Cash committed per quarter (lots when ordered, rent as it runs):",
             tabulate([[q["quarter"], _m(q["spend_usd"]), _m(q["cap_usd"])] for q in d["quarters"]],
                      headers=["quarter", "spend", "cap"]), ""]
     if d["power"]:
         out += ["Site IT power installed (bought lots from delivery) against the limit:",
                 tabulate([[p["from"], f"{p['installed_kw']:,.1f}", f"{p['limit_kw']:,.0f}"] for p in d["power"]],
-                         headers=["from", "installed kW", "limit kW"]), ""]
+                         headers=["from", "installed kW", "limit kW"], disable_numparse=True,
+                         colalign=("left", "right", "right")), ""]
     out += [gantt_text(pp, plan)]
     ported = ", ".join(f"{k} {_m(v)}" for k, v in plan.porting if v > 0) or "none"
     out += [f"Program cost {_m(plan.cost_usd)} (what it consumes, risk-adjusted); cash {_m(plan.cash_usd)} "

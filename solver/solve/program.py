@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from ..estimate.program import Candidate, LotQuote, ProgramData
+from ..estimate.program import Candidate, LotQuote, ProgramData, relaxed
 from ..model.program import ProgramModel, build_program_model, objective, objective_weight, rent_per_day
 from .engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 
@@ -118,18 +118,55 @@ def solve_model(pm: ProgramModel, engine: Engine, active: list[str], label: str)
     return engine.solve(trial, label=label)
 
 
+MAX_ROUNDS = 12
+"""Most solves `optimise` makes while adding the capacities of rented quotes a plan overfills (each round adds at
+least one quote, and a program's plan uses one quote per rented workload)."""
+
+
+def overfilled(data: ProgramData, plan: ProgramPlan) -> set[str]:
+    """Rented quotes the plan asks for more nodes than they have on some day."""
+    cap = dict(data.quote_capacity)
+    out: set[str] = set()
+    for r in plan.runs:
+        q = r.candidate.quote
+        if q is None or q in out:
+            continue
+        for day in range(r.start_day, r.end_day):
+            used = sum(o.candidate.nodes for o in plan.runs
+                       if o.candidate.quote == q and o.start_day <= day < o.end_day)
+            if used > cap[q]:
+                out.add(q)
+                break
+    return out
+
+
 def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, ProgramModel, Engine]:
-    """The cheapest plan over the candidates with every group enforced."""
+    """The cheapest plan over the candidates with every group enforced.
+
+    Rented quotes' capacities are added lazily: the first model enforces none of them, so that candidates on
+    different quotes dominate each other and the model is small (`estimate.program.relaxed`); a plan that overfills
+    a quote adds that quote's capacity and the model is solved again. The last model's plan fits every capacity, so
+    its proof is a proof for the program. Returns the full model too (explanations need every candidate)."""
     engine = Engine(limits)
-    pm = build_program_model(data)
+    full = build_program_model(data)
     if any(not w.candidates for w in data.workloads):
-        return ProgramOutcome(INFEASIBLE, None, None, data), pm, engine
-    out = solve_model(pm, engine, sorted(pm.literals), "program")
-    plan = _decode(pm, out) if out.has_solution else None
-    bound = out.bound() // objective_weight(pm) if out.status in (OPTIMAL, FEASIBLE) else None
-    log.debug("program: %s, %d candidates, %d lots", out.status,
-              sum(len(w.candidates) for w in data.workloads), len(pm.lots))
-    return ProgramOutcome(out.status, plan, bound, data), pm, engine
+        return ProgramOutcome(INFEASIBLE, None, None, data), full, engine
+    enforced: set[str] = set()
+    for round_ in range(MAX_ROUNDS):
+        small = build_program_model(relaxed(data, enforced))
+        out = solve_model(small, engine, sorted(small.literals), f"program (round {round_ + 1})")
+        plan = _decode(small, out) if out.has_solution else None
+        log.debug("program round %d: %s, %d candidates, %d lots, %d capacities", round_ + 1, out.status,
+                  sum(len(w.candidates) for w in small.data.workloads), len(small.lots), len(enforced))
+        over = overfilled(data, plan) if plan is not None else set()
+        if not over:
+            bound = out.bound() // objective_weight(small) if out.status in (OPTIMAL, FEASIBLE) else None
+            return ProgramOutcome(out.status, plan, bound, data), full, engine
+        enforced |= over
+    out = solve_model(full, engine, sorted(full.literals), "program (every capacity)")
+    plan = _decode(full, out) if out.has_solution else None
+    bound = out.bound() // objective_weight(full) if out.status in (OPTIMAL, FEASIBLE) else None
+    return ProgramOutcome(out.status, plan, bound, data), full, engine
 
 
 def quarter_spend(data: ProgramData, plan: ProgramPlan) -> list[tuple[str, float, float]]:
