@@ -34,9 +34,11 @@ def _cand(wid: str, i: int, rng: random.Random, owned: bool, quote: str, accel: 
     cash = cost + 1000.0 * rng.randint(0, 3)
     return Candidate(wid, f"sys-{accel}/{'buy' if owned else 'cloud'}", accel, f"sys-{accel}",
                      "buy" if owned else "cloud", nodes, 8, days, rng.randint(0, 2),
-                     None if owned else quote, cost, cash, f"stack-{accel}", PORTING[accel], 10.0)
+                     None if owned else quote, cost, cash, f"stack-{STACK[accel]}", PORTING[STACK[accel]], 10.0)
 
 
+STACK = {"x": "x", "y": "y", "z": "x"}
+"""Accelerators x and z share a software stack: candidates on them compete unless `same_hardware_as` pins one."""
 PORTING = {"x": 2000.0, "y": 1000.0}
 """Porting a stack costs the same whichever workload needs it first (it is charged once per program)."""
 
@@ -62,8 +64,8 @@ def random_program(seed: int) -> ProgramData:
         cands = []
         for j in range(rng.choice([2, 3])):
             owned = rng.random() < 0.4
-            cands.append(_cand(wid, j, rng, owned, rng.choice(["q1", "q2"]), "x" if owned or rng.random() < 0.5
-                               else "y", caps))
+            accel = "x" if owned else rng.choice(["x", "y", "z"])
+            cands.append(_cand(wid, j, rng, owned, rng.choice(["q1", "q2"]), accel, caps))
         after = (f"w{i - 1}",) if i > 0 and rng.random() < 0.6 else ()
         same = "w0" if i > 0 and not after and rng.random() < 0.3 else None
         deadline = rng.randint(6, T) if rng.random() < 0.6 else None

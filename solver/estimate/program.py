@@ -430,11 +430,12 @@ def _rate(c: Candidate) -> float:
     return 0.0 if c.owned else c.cash_usd / c.days
 
 
-def _dominates(a: Candidate, b: Candidate, room: dict[str, int]) -> bool:
+def _dominates(a: Candidate, b: Candidate, room: dict[str, int], pinned: bool) -> bool:
     """`a` can replace `b` in any plan: started on `b`'s day it runs inside `b`'s interval, costs and spends no more
-    in any quarter, keeps the accelerator and software stack, and takes no more of the same resource — or a
-    rented quote with room for it whatever the other workloads take of it (`room`)."""
-    if a.accelerator != b.accelerator or a.porting_key != b.porting_key or a.owned != b.owned:
+    in any quarter, keeps the software stack (and the accelerator, for a workload `pinned` by `same_hardware_as`),
+    and takes no more of the same resource — or a rented quote with room for it whatever the other workloads take of
+    it (`room`)."""
+    if (pinned and a.accelerator != b.accelerator) or a.porting_key != b.porting_key or a.owned != b.owned:
         return False
     if not (a.ready_day <= b.ready_day and a.days <= b.days and a.cost_usd <= b.cost_usd
             and a.cash_usd <= b.cash_usd and _rate(a) <= _rate(b)):
@@ -446,14 +447,14 @@ def _dominates(a: Candidate, b: Candidate, room: dict[str, int]) -> bool:
     return a.nodes <= room.get(a.quote or "", 0)
 
 
-def undominated(w: WorkloadData, room: dict[str, int]) -> WorkloadData:
+def undominated(w: WorkloadData, room: dict[str, int], pinned: bool = True) -> WorkloadData:
     """The workload without candidates another one of its own can always replace (an exact reduction: the
     conditions hold whatever limits are enforced, so explanations are unchanged too). `room`: nodes of each rented
     quote left for this workload when every other one takes the most it can of it."""
     cands = sorted(w.candidates, key=lambda c: (c.cost_usd, c.days, c.ready_day, c.nodes, c.option, c.quote or ""))
     kept: list[Candidate] = []
     for c in cands:
-        if not any(_dominates(k, c, room) for k in kept):
+        if not any(_dominates(k, c, room, pinned) for k in kept):
             kept.append(c)
     kept.sort(key=lambda c: (c.option, c.quote or "", c.nodes))
     return WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
@@ -467,10 +468,11 @@ def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int
     for per in most:
         for q, n in per.items():
             total[q] = total.get(q, 0) + n
+    pinned = {w.id for w in workloads if w.same_hardware_as} | {w.same_hardware_as for w in workloads}
     out = []
     for w, mine in zip(workloads, most, strict=True):
         room = {q: cap - (total.get(q, 0) - mine.get(q, 0)) for q, cap in capacity.items()}
-        out.append(undominated(w, room))
+        out.append(undominated(w, room, w.id in pinned))
     return out
 
 
