@@ -164,11 +164,27 @@ def _executor(name: str, workers: int | None, address: str | None) -> Any:
 
 
 def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], programs: bool = False) -> Any:
+    from solver.inputs.loading import load_any
     from solver.inputs.problem import load_problem
-    from solver.inputs.program import load_any
     ctx = click.get_current_context(silent=True)
     risk_sets = list(ctx.meta.get("risk_sets", [])) if ctx is not None else []
     return (load_any if programs else load_problem)(file, list(sets) + risk_sets, quotes=list(quotes))
+
+
+def _explain_program(program: Any, why_not_id: str | None, fmt: str, limits: Any, out: Any) -> int:
+    """`plan explain` of a program file: its plan or conflict; with --why-not WORKLOAD:ID, the program with that
+    workload there."""
+    from solver.answers.program import solve_program, why_not_program
+    from solver.render.console import STATUS_EXIT
+    from solver.render.jsonout import to_json
+    from solver.render.program import program_dict, render_program, render_why_not, why_not_dict
+    if why_not_id is None:
+        report = solve_program(program, limits)
+        out.write(to_json(program_dict(report)) if fmt == "json" else render_program(report))
+        return STATUS_EXIT[report.outcome.status]
+    answer = why_not_program(program, limits, why_not_id)
+    out.write(to_json(why_not_dict(answer)) if fmt == "json" else render_why_not(answer))
+    return 0
 
 
 def _gantt_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -324,8 +340,10 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
     from solver.render.jsonout import result_dict, to_json, why_not_dict
     from solver.render.text import render_result, render_why_not
 
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
     settings = _settings(time_limit, allow_expired, debug_model)
+    if not hasattr(problem, "catalog"):
+        return _explain_program(problem, why_not_id, fmt, settings.limits, out)
     if why_not_id is None:
         _ctx, result = solve_and_explain(problem, settings)
         spec = problem.spec

@@ -202,3 +202,80 @@ def test_bad_program_files(runner: CliRunner, tmp_path: Path, body: str, line: s
 def test_set_names_a_workload_by_id(runner: CliRunner) -> None:
     r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--set", "workloads.mian.after=[]"])
     assert r.exit_code == 2 and "no workload with id 'mian'" in r.output + r.stderr and "main" in r.output + r.stderr
+
+
+def _why_not(target: str, *sets: str):
+    from solver.answers.program import why_not_program
+    pp = load_program(str(ROOT / "constraints" / "program-200b.yaml"), sets, today=TODAY)
+    return why_not_program(pp, Limits(time_limit=30), target)
+
+
+def test_why_not_a_workload_on_another_accelerator() -> None:
+    """Forcing the main run onto TPU7x keeps the fine-tune on it too (same_hardware_as) and can only cost more."""
+    ans = _why_not("main:tpu7x")
+    plan = ans.forced.outcome.plan
+    assert ans.forced.outcome.status == "optimal"
+    assert plan.run("main").candidate.accelerator == "tpu7x" and plan.run("sft").candidate.accelerator == "tpu7x"
+    assert plan.cost_usd >= ans.chosen.outcome.plan.cost_usd
+
+
+def test_why_not_that_cannot_be_names_the_limits_and_an_exact_relaxation() -> None:
+    ans = _why_not("main:dgx-b200/buy", "workloads.main.schedule.deadline=2027-08-15")
+    e = ans.forced.explanation
+    assert ans.forced.outcome.status == "infeasible" and "workloads.main.schedule.deadline" in e.conflict
+    moved = next(r.value for r in e.relaxations if r.group == "workloads.main.schedule.deadline")
+    ok = _why_not("main:dgx-b200/buy", f"workloads.main.schedule.deadline={moved}")
+    assert ok.forced.outcome.status == "optimal"
+    assert ok.forced.outcome.plan.run("main").candidate.option == "dgx-b200/buy"
+
+
+def test_why_not_target_errors(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["explain", "constraints/program-200b.yaml", "--why-not", "mian:b300"])
+    assert r.exit_code == 2 and "no workload with id 'mian'" in r.output + r.stderr
+    r = runner.invoke(main, ["explain", "constraints/program-200b.yaml", "--why-not", "b300"])
+    assert r.exit_code == 2 and "WORKLOAD:ID" in r.output + r.stderr
+
+
+def test_gantt_chart_extra(runner: CliRunner, tmp_path: Path) -> None:
+    """Without matplotlib `--chart` is refused before any work (exit 2); with it the Gantt chart is drawn."""
+    import importlib.util
+    out = tmp_path / "g.svg"
+    r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--chart", str(out)])
+    if importlib.util.find_spec("matplotlib") is None:
+        assert r.exit_code == 2 and "matplotlib" in r.output + r.stderr
+    else:
+        assert r.exit_code == 0 and out.read_text().lstrip().startswith("<?xml") and "main" in out.read_text()
+
+
+def test_checker_catches_what_the_model_must_guarantee(main_report) -> None:
+    """The independent checker is not a rubber stamp: a run moved before its predecessor ends, a lot held a day
+    less than it is, a purchase beyond the quote and a run squeezed before the hardware arrives are all caught."""
+    from dataclasses import replace
+
+    from solver.solve.program_check import program_violations
+    pp, plan = main_report.program, main_report.outcome.plan
+    assert program_violations(pp, plan) == []
+    main_run = plan.run("main")
+    early = replace(main_run, start_day=main_run.start_day - 100, end_day=main_run.end_day - 100)
+    moved = replace(plan, runs=tuple(early if r.workload == "main" else r for r in plan.runs))
+    found = " ".join(program_violations(pp, moved))
+    assert "starts before bakeoff" not in found  # the bake-offs end in March, 100 days before is April
+    assert "owned" in found and "usable" in found and "sft" not in found
+    p0 = plan.purchases[0]
+    shorter = replace(plan, purchases=(replace(p0, held_days=p0.held_days - 1),) + plan.purchases[1:])
+    assert any("held" in v for v in program_violations(pp, shorter))
+    extra = replace(plan, purchases=plan.purchases + plan.purchases[:1] * 20)
+    assert any("nodes bought, quote offers" in v for v in program_violations(pp, extra))
+    sft = plan.run("sft")
+    before = replace(sft, start_day=main_run.start_day, end_day=main_run.start_day + sft.candidate.days)
+    overlap = replace(plan, runs=tuple(before if r.workload == "sft" else r for r in plan.runs))
+    assert any("sft starts before main ends" in v for v in program_violations(pp, overlap))
+
+
+def test_program_work_is_bounded_before_estimating(runner: CliRunner, tmp_path: Path) -> None:
+    """Fifty workloads on a fine node grid ask for more estimates than a program may make: refused at once."""
+    items = "".join(f"  - id: w{i}\n    workload: {{method: lora, params: 1B, tokens: 1B}}\n" for i in range(50))
+    f = tmp_path / "big.yaml"
+    f.write_text("name: big\nas_of: 2026-12-01\nrisk: {node_grid: {fine_until: 512}}\nworkloads:\n" + items)
+    r = runner.invoke(main, ["validate", str(f)])
+    assert r.exit_code == 2 and "estimates; at most 1,000,000" in r.output + r.stderr

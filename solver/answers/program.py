@@ -8,9 +8,11 @@ relaxations (`program_explain.py`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..estimate.program import ProgramData, program_data
+from ..errors import InputError
+from ..estimate.program import Candidate, ProgramData, program_data
+from ..inputs.names import did_you_mean
 from ..inputs.program import ProgramProblem
 from ..solve.engine import INFEASIBLE, Limits
 from ..solve.program import ProgramOutcome, optimise
@@ -31,8 +33,63 @@ class ProgramReport:
 
 
 def solve_program(pp: ProgramProblem, limits: Limits) -> ProgramReport:
+    return _solve_data(pp, program_data(pp), limits)
+
+
+
+
+@dataclass(frozen=True)
+class ProgramWhyNot:
+    """`plan explain PROGRAM --why-not WORKLOAD:ID`: the program's best plan with that workload on ID (an
+    accelerator, system, option `system/offer`, mode or rented quote), against the chosen plan."""
+
+    target: str
+    workload: str
+    matched: int
+    """Candidates of the workload that match ID (0: it cannot run there at all, `reason` says why)."""
+    reason: str | None
+    chosen: ProgramReport
+    forced: ProgramReport | None
+
+
+def _matches(c: Candidate, key: str) -> bool:
+    system, _, offer = c.option.partition("/")
+    return key.lower() in {c.accelerator, c.system, c.option, c.mode, offer, c.quote or ""}
+
+
+def parse_target(pp: ProgramProblem, target: str) -> tuple[str, str]:
+    """`main:b300` → ("main", "b300"); a one-line error naming `--why-not` otherwise."""
+    wid, sep, key = target.partition(":")
+    ids = [w.id for w, _ in pp.workloads]
+    if not sep or not key:
+        raise InputError("for a program, expected WORKLOAD:ID (e.g. main:b300 or sft:dgx-b200/buy)",
+                         origin=f"--why-not {target}")
+    if wid not in ids:
+        raise InputError(f"no workload with id '{wid}'" + did_you_mean(wid, ids), origin=f"--why-not {target}")
+    return wid, key
+
+
+def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramWhyNot:
+    """See `ProgramWhyNot`. The forced program is solved and explained like any program (its candidates for the
+    workload restricted to the matching ones), so an impossible target gets a minimal conflict of the user's own
+    limits with exact relaxations."""
+    wid, key = parse_target(pp, target)
+    chosen = solve_program(pp, limits)
+    data = chosen.data
+    i = [w.id for w in data.workloads].index(wid)
+    keep = tuple(c for c in data.workloads[i].candidates if _matches(c, key))
+    if not keep:
+        reason = (f"no candidate of {wid} matches '{key}': not in the catalog, excluded by the program's or the "
+                  "workload's policy or rules, does not fit in memory, or cannot finish by the program's last "
+                  "deadline")
+        return ProgramWhyNot(target, wid, 0, reason, chosen, None)
+    w = replace(data.workloads[i], candidates=keep)
+    forced_data = replace(data, workloads=data.workloads[:i] + (w,) + data.workloads[i + 1:])
+    return ProgramWhyNot(target, wid, len(keep), None, chosen, _solve_data(pp, forced_data, limits))
+
+
+def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> ProgramReport:
     t0 = time.monotonic()
-    data = program_data(pp)
     outcome, pm, engine = optimise(data, limits)
     if outcome.plan is not None:
         check_program(pp, outcome.plan)
@@ -41,4 +98,4 @@ def solve_program(pp: ProgramProblem, limits: Limits) -> ProgramReport:
     return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time)
 
 
-__all__ = ["ProgramReport", "solve_program"]
+__all__ = ["ProgramReport", "ProgramWhyNot", "solve_program", "why_not_program", "parse_target"]

@@ -21,8 +21,9 @@ from .conflicts import deletion_filter
 @dataclass(frozen=True)
 class Relaxation:
     group: str
-    value: str
-    """The limit at which the program becomes feasible, in the group's unit (a date, dollars, kW, nodes)."""
+    value: str | None
+    """The limit at which the program becomes feasible, in the group's unit (a date, dollars, kW, nodes); None when
+    no value of it alone does (another limit of the conflict binds as well once it moves)."""
     proven: bool
 
 
@@ -82,7 +83,8 @@ def _format(data: ProgramData, gid: str, value: int) -> str:
 
 
 def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
-    """The least value of `gid`'s quantity with every other group enforced; None when dropping it is not enough."""
+    """The least value of `gid`'s quantity with every other group enforced (value None: dropping it is not enough;
+    None: the time limit left it undecided)."""
     exprs = pm.quantities.get(gid)
     if not exprs:
         return None
@@ -91,6 +93,8 @@ def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
     trial.add_max_equality(top, exprs)
     trial.minimize(top)
     out = engine.solve(trial, label=f"relax {gid}")
+    if out.status == INFEASIBLE:
+        return Relaxation(gid, None, True)
     if out.status not in (OPTIMAL, FEASIBLE):
         return None
     return Relaxation(gid, _format(pm.data, gid, out.value(top)), out.status == OPTIMAL)

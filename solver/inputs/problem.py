@@ -202,8 +202,8 @@ def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequen
                         today: date | None = None) -> Problem:
     """`load_problem` of a file already read."""
     if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
-        raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve` and "
-                        "`plan validate` take one so far")
+        raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve`, "
+                        "`plan validate` and `plan explain` take one so far")
     if not isinstance(src.data, dict):
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     changes = parse_sets(sets)

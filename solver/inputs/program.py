@@ -27,7 +27,7 @@ from pydantic import Field, field_validator, model_validator
 from ..errors import InputError
 from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
-from .problem import Problem, _build, _check_numbers, load_problem_source
+from .problem import Problem, _build, _check_numbers
 from .schema import Strict, validate
 from .spec import Budget, Policy, Rule, Schedule, Selection, Site, Workload
 from .units import Date, Money, PositiveFloat
@@ -306,9 +306,26 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
                    as_of_defaulted=spec.as_of is None, source=psrc, quote_files=tuple(str(q) for q in quotes),
                    raw=data)
     first = _derive(data, spec, psrc, seed, 0, quote_changes)
+    _check_program_work(first, len(spec.workloads), psrc)
     derived = [first] + [_derive(data, spec, psrc, first, i, quote_changes) for i in range(1, len(spec.workloads))]
     _check_calendar(spec, psrc, as_of)
     return ProgramProblem(spec, tuple(zip(spec.workloads, derived, strict=True)), as_of, psrc, changes)
+
+
+MAX_PROGRAM_POINTS = 1_000_000
+"""Most (option, node count) estimates a program may ask for over all its workloads (each workload's estimates are
+made over the same catalog and grid, and each is bounded by `problem.MAX_POINTS`): ~4 kB each while a workload's
+candidates are taken from them, so a program's estimates stay near the memory of the largest single problems."""
+
+
+def _check_program_work(first: Problem, workloads: int, src: Source) -> None:
+    counts = len(first.assumptions.values.node_grid.counts())
+    options = len({(q.system, q.mode) for q in first.catalog.quotes.values()})
+    total = counts * options * workloads
+    if total > MAX_PROGRAM_POINTS:
+        raise src.error(("workloads",), f"{workloads} workloads x {counts:,} node counts x {options:,} catalog "
+                        f"options = {total:,} estimates; at most {MAX_PROGRAM_POINTS:,} (use a coarser "
+                        "risk.node_grid, fewer quotes or fewer workloads)")
 
 
 def _check_calendar(spec: ProgramSpec, src: Source, as_of: date) -> None:
@@ -331,13 +348,5 @@ def _check_calendar(spec: ProgramSpec, src: Source, as_of: date) -> None:
 
 
 __all__ = ["ProgramSpec", "ProgramWorkload", "ProgramProblem", "PowerStep", "load_program", "build_program",
-           "is_program_data", "quarter_bounds", "quarter_of", "load_any", "MAX_WORKLOADS", "MAX_HORIZON_DAYS"]
+           "is_program_data", "quarter_bounds", "quarter_of", "MAX_WORKLOADS", "MAX_HORIZON_DAYS"]
 
-
-def load_any(file: str, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
-             today: date | None = None) -> Problem | ProgramProblem:
-    """A problem file or a program file (`workloads:`), validated; the file is read once."""
-    src = load_file(file)
-    if is_program_data(src.data):
-        return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
-    return load_problem_source(src, sets, quotes=quotes, today=today)

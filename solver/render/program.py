@@ -13,7 +13,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from ..answers.program import ProgramReport
+from ..answers.program import ProgramReport, ProgramWhyNot
 from ..inputs.program import ProgramProblem, quarter_bounds, quarter_of
 from ..inputs.saved import SCHEMA_VERSION
 from ..solve.program import ProgramPlan, power_profile, rent_per_day
@@ -202,8 +202,12 @@ def _explanation_text(rep: ProgramReport) -> list[str]:
         out.append("These limits cannot all hold" + ("" if e.proven else " (minimality not proven: time limit)")
                    + ":")
         out += [f"  - {g}: {texts.get(g, g)} ({where_of(rep.program, g)})" for g in e.conflict]
-    if e.relaxations:
-        out.append("Relax one: " + "; or ".join(f"{r.group} to {r.value}" for r in e.relaxations))
+    moves = [f"{r.group} to {r.value}" for r in e.relaxations if r.value is not None]
+    if moves:
+        out.append("Relax one: " + "; or ".join(moves))
+    alone = [r.group for r in e.relaxations if r.value is None]
+    if alone:
+        out.append("Not enough alone (another limit binds once it moves): " + ", ".join(alone))
     return out
 
 
@@ -218,6 +222,41 @@ def render_program(rep: ProgramReport) -> str:
         lines += _plan_text(rep, o.plan)
     lines += _explanation_text(rep)
     lines += ["", "Not modelled: " + "; ".join(LIMITATIONS) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def why_not_dict(ans: ProgramWhyNot) -> dict[str, Any]:
+    chosen = ans.chosen.outcome.plan
+    forced = ans.forced.outcome.plan if ans.forced is not None else None
+    return {"schema_version": SCHEMA_VERSION, "target": ans.target, "workload": ans.workload,
+            "candidates": ans.matched, "reason": ans.reason,
+            "chosen_cost_usd": round(chosen.cost_usd) if chosen else None,
+            "cost_usd": round(forced.cost_usd) if forced else None,
+            "delta_usd": round(forced.cost_usd - chosen.cost_usd) if forced and chosen else None,
+            "status": ans.forced.outcome.status if ans.forced is not None else "infeasible",
+            "program": program_dict(ans.forced)["program"] if ans.forced is not None else None,
+            "explanation": _explanation(ans.forced) if ans.forced is not None else None}
+
+
+def render_why_not(ans: ProgramWhyNot) -> str:
+    """Why a workload does not run on the target: what the program would cost if it did, or what forbids it."""
+    lines = [f"Why not {ans.workload} on '{ans.target.partition(':')[2]}'?"]
+    chosen = ans.chosen.outcome.plan
+    if ans.forced is None:
+        return "\n".join(lines + [f"  {ans.reason}"]) + "\n"
+    plan = ans.forced.outcome.plan
+    if plan is None:
+        lines.append(f"  It cannot run there with every other limit kept ({ans.matched} candidate runs tried):")
+        lines += ["  " + t for t in _explanation_text(ans.forced)]
+        return "\n".join(lines) + "\n"
+    run = plan.run(ans.workload)
+    c = run.candidate
+    delta = f" ({'+' if plan.cost_usd >= chosen.cost_usd else '-'}{_m(abs(plan.cost_usd - chosen.cost_usd))} " \
+        f"against the chosen plan's {_m(chosen.cost_usd)})" if chosen else ""
+    lines.append(f"  It can: the best program with it costs {_m(plan.cost_usd)}{delta}, with {ans.workload} on "
+                 f"{c.option} x{c.nodes} ({c.quote or 'owned'}) from {_d(ans.chosen.program, run.start_day)} to "
+                 f"{_d(ans.chosen.program, run.end_day)}.")
+    lines += ["", *_plan_text(ans.forced, plan)]
     return "\n".join(lines) + "\n"
 
 
@@ -254,4 +293,4 @@ def gantt_chart(rep: ProgramReport, path: str) -> None:
 
 
 __all__ = ["program_dict", "render_program", "gantt_text", "gantt_chart", "where_of", "all_quarters",
-           "LIMITATIONS"]
+           "why_not_dict", "render_why_not", "LIMITATIONS"]

@@ -1,0 +1,27 @@
+"""Reading a file that may be a problem or a program: what `plan solve`, `validate` and `explain` accept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from .overrides import parse_sets
+from .problem import load_problem_source
+from .yamlsrc import load_file
+
+
+def load_any(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
+             today: date | None = None) -> Any:
+    """A problem file (`Problem`) or a program file (`workloads:`, `program.ProgramProblem`), validated. The file
+    is read once, and the program module (its pydantic models take ~9 ms to define) is imported only for a
+    program, so a single-workload solve starts as fast as before programs existed."""
+    src = load_file(file)
+    if isinstance(src.data, dict) and "workloads" in src.data:
+        from .program import build_program
+        return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
+    return load_problem_source(src, sets, quotes=quotes, today=today)
+
+
+__all__ = ["load_any"]
