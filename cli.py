@@ -187,17 +187,8 @@ def _explain_program(program: Any, why_not_id: str | None, fmt: str, limits: Any
     return 0
 
 
-def _gantt_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    if value is not None:
-        from solver.render.chart import check_available
-        from solver.render.files import check_target
-        check_available(value)
-        check_target(value, "--chart")
-        ctx.meta["chart_path"] = value
-
-
 def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str | None, workers: int, out: Any,
-                   unsupported: dict[str, Any]) -> int:
+                   chart_path: str | None, unsupported: dict[str, Any]) -> int:
     """`plan solve` of a program file (`workloads:`): its plan, purchases, quarters, power and Gantt chart."""
     from solver.answers.program import solve_program
     from solver.errors import InputError
@@ -208,8 +199,6 @@ def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str |
     if given:
         raise InputError("not supported for program files yet", origin=given[0])
     limits = _settings(time_limit, False, debug_model, workers=workers).limits
-    ctx = click.get_current_context(silent=True)
-    chart_path = ctx.meta.get("chart_path") if ctx is not None else None
     report = solve_program(program, limits)
     if fmt == "json":
         out.write(to_json(program_dict(report)))
@@ -257,15 +246,15 @@ def main() -> None:
 @click.option("--save", "save_to", default=None, metavar="PLAN.json", help="Write the full result (atomically).")
 @click.option("--compare-to", "compare_to", default=None, metavar="PLAN.json",
               help="Also show what changed since a saved plan, and why.")
-@click.option("--chart", default=None, metavar="FILE.png|svg|pdf", expose_value=False, callback=_gantt_target,
+@click.option("--chart", "chart_path", default=None, metavar="FILE.png|svg|pdf",
               help="A program file: also draw its Gantt chart (needs the chart extra).")
 @_problem_options
 @_solver_options
 @_common
 @_process
 def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | None, compare_to: str | None,
-          sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool, time_limit: float,
-          debug_model: str | None, out: Any, verbose: bool) -> int:
+          chart_path: str | None, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool,
+          time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
     from dataclasses import replace
 
@@ -277,15 +266,24 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     if save_to:
         from solver.render.files import check_target
         check_target(save_to, "--save")
+    if chart_path:
+        from solver.render.chart import check_available
+        from solver.render.files import check_target
+        check_available(chart_path)
+        check_target(chart_path, "--chart")
     old = None
     if compare_to:
         from solver.inputs.saved import load_saved
         old = load_saved(compare_to)
     problem = _load(file, sets, quotes, programs=True)
     if not hasattr(problem, "catalog"):
-        return _solve_program(problem, fmt, time_limit, debug_model, workers, out,
+        return _solve_program(problem, fmt, time_limit, debug_model, workers, out, chart_path,
                               unsupported={"--save": save_to, "--compare": compare_to, "--top": top,
                                            "--allow-expired": allow_expired or None})
+    if chart_path:
+        from solver.errors import InputError
+        raise InputError("draws a program's Gantt chart; for a single run use plan frontier or plan sensitivity "
+                         "--chart", origin=f"--chart {chart_path}")
     settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
     if old is not None and old["result"].get("plan"):
         from solver.solve.pipeline import Hint

@@ -46,7 +46,7 @@ def _class(accel: str) -> str:
 
 
 PROGRAMS = ["program-200b.yaml", "infeasible-program.yaml"]
-"""Program files (`workloads:`), checked in test_program_examples.py."""
+"""Program files (`workloads:`), checked in test_program_examples.py and test_program_cli.py."""
 
 
 def test_every_example_is_covered(results: dict) -> None:

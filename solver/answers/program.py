@@ -53,7 +53,7 @@ class ProgramWhyNot:
 
 
 def _matches(c: Candidate, key: str) -> bool:
-    system, _, offer = c.option.partition("/")
+    offer = c.option.partition("/")[2]
     return key.lower() in {c.accelerator, c.system, c.option, c.mode, offer, c.quote or ""}
 
 

@@ -41,6 +41,8 @@ def units(usd: float) -> int:
 
 @dataclass(frozen=True)
 class ProgramGroup:
+    """A named limit of the program; `yaml_path` names a workload by its id (the renderer finds its list index)."""
+
     id: str
     yaml_path: tuple[Any, ...]
     text: str

@@ -16,7 +16,8 @@ from tabulate import tabulate
 from ..answers.program import ProgramReport, ProgramWhyNot
 from ..inputs.program import ProgramProblem, quarter_bounds, quarter_of
 from ..inputs.saved import SCHEMA_VERSION
-from ..solve.program import ProgramPlan, power_profile, rent_per_day
+from ..model.program import rent_per_day
+from ..solve.program import ProgramPlan, power_profile
 
 LIMITATIONS = (
     "each workload runs on one option from start to finish (moving a run from rented to owned nodes mid-run is "

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..estimate.program import Candidate, LotQuote, ProgramData, relaxed
-from ..model.program import ProgramModel, build_program_model, objective, objective_weight, rent_per_day
+from ..model.program import ProgramModel, build_program_model, objective, objective_weight
 from .engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 
 log = logging.getLogger(__name__)
@@ -169,19 +169,6 @@ def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Program
     return ProgramOutcome(out.status, plan, bound, data), full, engine
 
 
-def quarter_spend(data: ProgramData, plan: ProgramPlan) -> list[tuple[str, float, float]]:
-    """(quarter, spend, cap) for every capped quarter: lot capex by order quarter, rent by the days overlapped (in
-    dollars, at the model's daily rate)."""
-    out = []
-    for q in data.quarters:
-        spend = sum(p.capex_usd for p in plan.purchases if q.first <= p.order_day < q.end)
-        for r in plan.runs:
-            overlap = max(0, min(r.end_day, q.end) - max(r.start_day, q.first))
-            spend += rent_per_day(r.candidate) * overlap
-        out.append((q.label, float(spend), q.limit))
-    return out
-
-
 def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float, float, str]]:
     """(day, installed kW from that day, limit on that day, group) at every day the installed power or the limit
     changes, from the first delivery or limit change to the program's end."""
@@ -195,4 +182,4 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
 
 
 __all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "solve_model", "fix_groups",
-           "quarter_spend", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
+           "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]

@@ -1,0 +1,95 @@
+"""`plan solve`/`plan explain` on program files: the JSON contract and its determinism, text output and exit codes,
+`--why-not WORKLOAD:ID`, and the Gantt chart extra (apart from test_program_examples.py so that the two files run on
+the suite's two processes side by side)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from solver.inputs.program import load_program
+from solver.solve.engine import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+TODAY = date(2026, 12, 1)
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_cli_json_contract_and_determinism(runner: CliRunner) -> None:
+    args = ["solve", "constraints/program-200b.yaml", "--format", "json"]
+    first = runner.invoke(main, args)
+    second = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert first.output == second.output, "same inputs, same JSON byte for byte"
+    d = json.loads(first.output)
+    assert {"status", "explanation", "schema_version", "program"} <= set(d)
+    prog = d["program"]
+    assert {"workloads", "purchases", "quarters", "power", "cost_usd"} <= set(prog)
+    for w in prog["workloads"]:
+        assert {"id", "accelerator", "option", "nodes", "start", "finish", "quotes"} <= set(w)
+    for q in prog["quarters"]:
+        assert {"quarter", "spend_usd", "cap_usd"} <= set(q) and q["quarter"][4:6] == "-Q"
+    assert prog["cost_usd"] == pytest.approx(sum(w["cost_usd"] for w in prog["workloads"])
+                                             + sum(p["cost_usd"] for p in prog["purchases"])
+                                             + sum(p["cost_usd"] for p in prog["porting"]), abs=len(prog) + 10)
+
+
+def test_cli_text_and_infeasible_exit(runner: CliRunner) -> None:
+    ok = runner.invoke(main, ["solve", "constraints/program-200b.yaml"])
+    assert ok.exit_code == 0 and "Purchases" in ok.output and "per quarter" in ok.output and "|" in ok.output
+    bad = runner.invoke(main, ["solve", "constraints/infeasible-program.yaml"])
+    assert bad.exit_code == 1
+    assert "budget.per_quarter_usd.2027-Q2" in bad.output and "workloads.main.after" in bad.output
+    assert "infeasible-program.yaml:14" in bad.output
+
+
+def _why_not(target: str, *sets: str):
+    from solver.answers.program import why_not_program
+    pp = load_program(str(ROOT / "constraints" / "program-200b.yaml"), sets, today=TODAY)
+    return why_not_program(pp, Limits(time_limit=30), target)
+
+
+def test_why_not_a_workload_on_another_accelerator() -> None:
+    """Forcing the main run onto TPU7x keeps the fine-tune on it too (same_hardware_as) and can only cost more."""
+    ans = _why_not("main:tpu7x")
+    plan = ans.forced.outcome.plan
+    assert ans.forced.outcome.status == "optimal"
+    assert plan.run("main").candidate.accelerator == "tpu7x" and plan.run("sft").candidate.accelerator == "tpu7x"
+    assert plan.cost_usd >= ans.chosen.outcome.plan.cost_usd
+
+
+def test_why_not_that_cannot_be_names_the_limits_and_an_exact_relaxation() -> None:
+    ans = _why_not("main:dgx-b200/buy", "workloads.main.schedule.deadline=2027-08-15")
+    e = ans.forced.explanation
+    assert ans.forced.outcome.status == "infeasible" and "workloads.main.schedule.deadline" in e.conflict
+    moved = next(r.value for r in e.relaxations if r.group == "workloads.main.schedule.deadline")
+    ok = _why_not("main:dgx-b200/buy", f"workloads.main.schedule.deadline={moved}")
+    assert ok.forced.outcome.status == "optimal"
+    assert ok.forced.outcome.plan.run("main").candidate.option == "dgx-b200/buy"
+
+
+def test_why_not_target_errors(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["explain", "constraints/program-200b.yaml", "--why-not", "mian:b300"])
+    assert r.exit_code == 2 and "no workload with id 'mian'" in r.output + r.stderr
+    r = runner.invoke(main, ["explain", "constraints/program-200b.yaml", "--why-not", "b300"])
+    assert r.exit_code == 2 and "WORKLOAD:ID" in r.output + r.stderr
+
+
+def test_gantt_chart_extra(runner: CliRunner, tmp_path: Path) -> None:
+    """Without matplotlib `--chart` is refused before any work (exit 2); with it the Gantt chart is drawn."""
+    import importlib.util
+    out = tmp_path / "g.svg"
+    r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--chart", str(out)])
+    if importlib.util.find_spec("matplotlib") is None:
+        assert r.exit_code == 2 and "matplotlib" in r.output + r.stderr
+    else:
+        assert r.exit_code == 0 and out.read_text().lstrip().startswith("<?xml") and "main" in out.read_text()
