@@ -188,22 +188,35 @@ def _explain_program(program: Any, why_not_id: str | None, fmt: str, limits: Any
 
 
 def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str | None, workers: int, out: Any,
-                   chart_path: str | None, unsupported: dict[str, Any]) -> int:
-    """`plan solve` of a program file (`workloads:`): its plan, purchases, quarters, power and Gantt chart."""
-    from solver.answers.program import solve_program
+                   chart_path: str | None, files: tuple[str | None, str | None], unsupported: dict[str, Any]) -> int:
+    """`plan solve` of a program file (`workloads:`): its plan, purchases, quarters, power and Gantt chart; with
+    `--save` the answer is written, with `--compare-to` what changed since a saved one is shown."""
+    from solver.answers.program import program_diff, solve_program
     from solver.errors import InputError
     from solver.render.console import STATUS_EXIT
     from solver.render.jsonout import to_json
-    from solver.render.program import program_dict, render_program
+    from solver.render.program import program_dict, render_program, render_program_diff, saved_program
     given = [k for k, v in unsupported.items() if v]
     if given:
         raise InputError("not supported for program files yet", origin=given[0])
+    save_to, compare_to = files
+    old = None
+    if compare_to:
+        from solver.inputs.saved import load_saved_program
+        old = load_saved_program(compare_to)["result"]
     limits = _settings(time_limit, False, debug_model, workers=workers).limits
     report = solve_program(program, limits)
+    data = program_dict(report)
+    diff = program_diff(old, data) if old is not None else None
+    if save_to:
+        from solver.render.files import write_atomic
+        write_atomic(save_to, to_json(saved_program(report)))
     if fmt == "json":
-        out.write(to_json(program_dict(report)))
+        out.write(to_json({**data, "diff": diff} if diff is not None else data))
     else:
         out.write(render_program(report))
+        if diff is not None:
+            out.write("\n" + render_program_diff(diff, f"Changes since {compare_to}:"))
         out.note(f"(solved in {report.seconds:.2f} s)")
     if chart_path and report.outcome.plan is not None:
         from solver.render.program import gantt_chart
@@ -272,14 +285,13 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
         check_available(chart_path)
         check_target(chart_path, "--chart")
     old = None
-    if compare_to:
+    problem = _load(file, sets, quotes, programs=True)
+    if compare_to and hasattr(problem, "catalog"):
         from solver.inputs.saved import load_saved
         old = load_saved(compare_to)
-    problem = _load(file, sets, quotes, programs=True)
     if not hasattr(problem, "catalog"):
-        return _solve_program(problem, fmt, time_limit, debug_model, workers, out, chart_path,
-                              unsupported={"--save": save_to, "--compare": compare_to, "--top": top,
-                                           "--allow-expired": allow_expired or None})
+        return _solve_program(problem, fmt, time_limit, debug_model, workers, out, chart_path, (save_to, compare_to),
+                              unsupported={"--top": top, "--allow-expired": allow_expired or None})
     if chart_path:
         from solver.errors import InputError
         raise InputError("draws a program's Gantt chart; for a single run use plan frontier or plan sensitivity "

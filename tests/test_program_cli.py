@@ -93,3 +93,27 @@ def test_gantt_chart_extra(runner: CliRunner, tmp_path: Path) -> None:
         assert r.exit_code == 2 and "matplotlib" in r.output + r.stderr
     else:
         assert r.exit_code == 0 and out.read_text().lstrip().startswith("<?xml") and "main" in out.read_text()
+
+
+def test_save_and_compare_a_program(runner: CliRunner, tmp_path: Path) -> None:
+    """Saved, then rerun with the main run kept off owned hardware: the diff names the workloads that moved, the
+    purchases that are no longer made and the cost change; the same inputs show no change; a file that is not a
+    saved program is one error."""
+    saved = tmp_path / "p.json"
+    assert runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--save", str(saved)]).exit_code == 0
+    same = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(saved),
+                                "--format", "json"])
+    assert same.exit_code == 0 and json.loads(same.output)["diff"] == {}
+    r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(saved), "--format", "json",
+                             "--set", "workloads.main.policy.modes=[cloud]"])
+    d = json.loads(r.output)
+    old = json.loads(saved.read_text())["result"]["program"]
+    main_change = next(w for w in d["diff"]["workloads"] if w["id"] == "main")
+    assert main_change["option"][0].endswith("/buy") and not main_change["option"][1].endswith("/buy")
+    assert {p["quote"] for p in d["diff"]["purchases"]} == {p["quote"] for p in old["purchases"]}
+    assert all(p["nodes"][1] == 0 for p in d["diff"]["purchases"])
+    assert d["diff"]["cost_usd"] == [old["cost_usd"], d["program"]["cost_usd"]]
+    bad = tmp_path / "x.json"
+    bad.write_text('{"kind": "plan-result"}')
+    r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(bad)])
+    assert r.exit_code == 2 and "not a saved program" in r.output + r.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import InputError
 from ..estimate.program import Candidate, ProgramData, program_data
@@ -98,4 +99,41 @@ def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> Progra
     return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time)
 
 
-__all__ = ["ProgramReport", "ProgramWhyNot", "solve_program", "why_not_program", "parse_target"]
+
+
+RUN_FIELDS = ("option", "nodes", "quotes", "start", "finish")
+
+
+def program_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """What changed between two program answers (`render.program.program_dict` shapes; the old one from a file
+    saved with `--save`): status, each workload's run, the purchases (by quote and order day), cost and cash."""
+    out: dict[str, Any] = {}
+    if old.get("status") != new.get("status"):
+        out["status"] = [old.get("status"), new.get("status")]
+    a, b = old.get("program") or {}, new.get("program") or {}
+    runs_a = {w["id"]: w for w in a.get("workloads", [])}
+    runs_b = {w["id"]: w for w in b.get("workloads", [])}
+    changed = []
+    for wid in sorted(set(runs_a) | set(runs_b)):
+        wa, wb = runs_a.get(wid), runs_b.get(wid)
+        if wa is None or wb is None:
+            changed.append({"id": wid, "added" if wa is None else "removed": True})
+            continue
+        fields = {k: [wa.get(k), wb.get(k)] for k in RUN_FIELDS if wa.get(k) != wb.get(k)}
+        if fields:
+            changed.append({"id": wid, **fields})
+    if changed:
+        out["workloads"] = changed
+    buys_a = {(p["quote"], p["order"]): p["nodes"] for p in a.get("purchases", [])}
+    buys_b = {(p["quote"], p["order"]): p["nodes"] for p in b.get("purchases", [])}
+    moved = [{"quote": q, "order": d, "nodes": [buys_a.get((q, d), 0), buys_b.get((q, d), 0)]}
+             for q, d in sorted(set(buys_a) | set(buys_b)) if buys_a.get((q, d), 0) != buys_b.get((q, d), 0)]
+    if moved:
+        out["purchases"] = moved
+    for key in ("cost_usd", "cash_usd"):
+        if a.get(key) != b.get(key):
+            out[key] = [a.get(key), b.get(key)]
+    return out
+
+
+__all__ = ["ProgramReport", "ProgramWhyNot", "solve_program", "why_not_program", "parse_target", "program_diff"]

@@ -99,3 +99,60 @@ def load_saved(path: str | Path) -> dict[str, Any]:
         what = "required field is missing" if err.get("type") == "missing" else str(err.get("msg", "invalid"))
         raise InputError(f"not a valid saved plan: {what}", file=shown, path=where) from None
     return data
+
+
+class SavedProgramWorkload(_Open):
+    id: str
+    option: str
+    nodes: int = Field(ge=0)
+    start: str
+    finish: str
+    quotes: list[str]
+
+
+class SavedProgramPurchase(_Open):
+    quote: str
+    order: str
+    nodes: int = Field(ge=0)
+
+
+class SavedProgramBody(_Open):
+    workloads: list[SavedProgramWorkload]
+    purchases: list[SavedProgramPurchase]
+    cost_usd: float
+    cash_usd: float
+
+
+class SavedProgramResult(_Open):
+    status: Literal["optimal", "feasible", "infeasible", "unknown"]
+    problem: str
+    program: SavedProgramBody | None
+
+
+class SavedProgramFile(_Open):
+    kind: Literal["program-result"]
+    schema_version: int
+    result: SavedProgramResult
+
+
+def load_saved_program(path: str | Path) -> dict[str, Any]:
+    """A program saved by `plan solve PROGRAM --save`, validated like a saved plan (see module docstring)."""
+    shown = str(path)
+    text = read_text(path, max_bytes=MAX_SAVED_BYTES, shown=shown)
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise InputError("not a saved program (invalid JSON)", file=shown) from None
+    if not isinstance(data, dict) or data.get("kind") != "program-result":
+        raise InputError("not a saved program (expected the output of `plan solve PROGRAM --save`)", file=shown)
+    if data.get("schema_version") not in READABLE_VERSIONS:
+        raise InputError(f"saved with schema_version {data.get('schema_version')!r}; this plan reads "
+                         f"{' and '.join(map(str, READABLE_VERSIONS))}", file=shown)
+    try:
+        SavedProgramFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = path_str(_clean_loc(tuple(err.get("loc", ()))))
+        what = "required field is missing" if err.get("type") == "missing" else str(err.get("msg", "invalid"))
+        raise InputError(f"not a valid saved program: {what}", file=shown, path=where) from None
+    return data

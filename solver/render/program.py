@@ -261,6 +261,39 @@ def render_why_not(ans: ProgramWhyNot) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_program_diff(diff: dict[str, Any], title: str) -> str:
+    """The changes `answers.program.program_diff` found, one line each."""
+    if not diff:
+        return f"{title} nothing changed.\n"
+    lines = [title]
+    if "status" in diff:
+        lines.append(f"  status {diff['status'][0]} -> {diff['status'][1]}")
+    for w in diff.get("workloads", []):
+        if w.get("added") or w.get("removed"):
+            lines.append(f"  {w['id']}: {'new workload' if w.get('added') else 'no longer in the program'}")
+            continue
+        parts = [f"{k} {_show(v[0])} -> {_show(v[1])}" for k, v in w.items() if k != "id"]
+        lines.append(f"  {w['id']}: " + "; ".join(parts))
+    for p in diff.get("purchases", []):
+        lines.append(f"  buy {p['quote']} ordered {p['order']}: {p['nodes'][0]} -> {p['nodes'][1]} nodes")
+    for key, name in (("cost_usd", "cost"), ("cash_usd", "cash")):
+        if key in diff and None not in diff[key]:
+            a, b = diff[key]
+            lines.append(f"  {name} {_m(a)} -> {_m(b)} ({'+' if b >= a else '-'}{_m(abs(b - a))})")
+    return "\n".join(lines) + "\n"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, list):
+        return ",".join(map(str, v)) or "owned"
+    return str(v)
+
+
+def saved_program(rep: ProgramReport) -> dict[str, Any]:
+    """What `plan solve PROGRAM --save` writes: the answer, marked as a program's."""
+    return {"kind": "program-result", "schema_version": SCHEMA_VERSION, "result": program_dict(rep)}
+
+
 def gantt_chart(rep: ProgramReport, path: str) -> None:
     """The Gantt chart as a picture: runs as bars, lots from order to usable, the power limit's steps."""
     import matplotlib
@@ -294,4 +327,4 @@ def gantt_chart(rep: ProgramReport, path: str) -> None:
 
 
 __all__ = ["program_dict", "render_program", "gantt_text", "gantt_chart", "where_of", "all_quarters",
-           "why_not_dict", "render_why_not", "LIMITATIONS"]
+           "why_not_dict", "render_why_not", "render_program_diff", "saved_program", "LIMITATIONS"]
