@@ -99,11 +99,15 @@ def test_save_and_compare_a_program(runner: CliRunner, tmp_path: Path) -> None:
     """Saved, then rerun with the main run kept off owned hardware: the diff names the workloads that moved, the
     purchases that are no longer made and the cost change; the same inputs show no change; a file that is not a
     saved program is one error."""
+    small = tmp_path / "small.json"
+    feasible = ["--set", "workloads.main.schedule.deadline=2027-09-30"]
+    assert runner.invoke(main, ["solve", "constraints/infeasible-program.yaml", "--save", str(small),
+                                *feasible]).exit_code == 0
+    same = runner.invoke(main, ["solve", "constraints/infeasible-program.yaml", "--compare-to", str(small),
+                                "--format", "json", *feasible])
+    assert same.exit_code == 0 and json.loads(same.output)["diff"] == {}
     saved = tmp_path / "p.json"
     assert runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--save", str(saved)]).exit_code == 0
-    same = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(saved),
-                                "--format", "json"])
-    assert same.exit_code == 0 and json.loads(same.output)["diff"] == {}
     r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(saved), "--format", "json",
                              "--set", "workloads.main.policy.modes=[cloud]"])
     d = json.loads(r.output)

@@ -29,10 +29,10 @@ from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Quote, System
 from ..inputs.problem import Problem
 from ..inputs.program import ProgramProblem, quarter_bounds
-from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, policy_breaches
+from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, option_attrs, policy_breaches
 from .cost import HOURS_PER_YEAR, charged_share, credited_share
 from .delivery import install_days
-from .options import Option, Point, Universe, build_universe, option_quote_ready, owning
+from .options import Option, Point, Universe, build_universe, offer_of, option_quote_ready, owning
 
 
 @dataclass(frozen=True)
@@ -267,9 +267,25 @@ def cap_day(pp: ProgramProblem) -> int | None:
     return None if any(d is None for d in days) else max(d for d in days if d is not None)
 
 
+def allowed_pairs(problem: Problem) -> set[str]:
+    """The accelerator/offer pairs the workload's policy allows with at least one quote (its universe is built for
+    these only: a bake-off narrowed to one accelerator in the cloud needs a handful of options, not sixty)."""
+    cat = problem.catalog
+    out: set[str] = set()
+    for q in cat.quotes.values():
+        system = cat.systems[q.system]
+        accel = cat.accelerators[system.accelerator]
+        attrs = option_attrs(accelerator=accel.id, system=system.id, vendor=accel.vendor, cls=accel.cls,
+                             mode=q.mode, ecc=bool(accel.ecc.value), cooling=system.cooling, software=accel.software,
+                             network=system.network)
+        if not policy_breaches(problem.spec, attrs, [q.kind]):
+            out.add(f"{accel.id}/{offer_of(q)}")
+    return out
+
+
 def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
     item, problem = pp.workloads[i]
-    universe = build_universe(problem)
+    universe = build_universe(problem, only_pairs=allowed_pairs(problem))
     earliest = (problem.earliest_start - pp.as_of).days
     deadline = _day(problem.spec.schedule.deadline, pp.as_of)
     last = cap_day(pp)
