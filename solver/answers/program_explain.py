@@ -11,10 +11,11 @@ A workload with no candidate at all is reported before any solve, with why.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from ..estimate.program import ProgramData
 from ..model.program import UNIT, ProgramModel
 from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine
-from ..solve.program import date_of, fix_groups
+from ..solve.program import date_of, fix_groups, lazily
 from .conflicts import deletion_filter
 
 
@@ -50,7 +51,8 @@ def _rank(gid: str) -> tuple[int, str]:
 
 
 def _status(pm: ProgramModel, engine: Engine, active: list[str]) -> str:
-    st = engine.solve(fix_groups(pm, active), label="program conflict").status
+    """Whether the program has a plan with the `active` groups (rented capacities added lazily, `lazily`)."""
+    st = lazily(pm.data, engine, set(active), None, "program conflict")[0].status
     return INFEASIBLE if st == INFEASIBLE else (UNKNOWN if st == UNKNOWN else FEASIBLE)
 
 
@@ -85,19 +87,29 @@ def _format(data: ProgramData, gid: str, value: int) -> str:
 def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
     """The least value of `gid`'s quantity with every other group enforced (value None: dropping it is not enough;
     None: the time limit left it undecided)."""
-    exprs = pm.quantities.get(gid)
-    if not exprs:
+    if not pm.quantities.get(gid):
         return None
-    trial = fix_groups(pm, [g for g in sorted(pm.literals) if g != gid])
-    top = trial.new_int_var(-(10 ** 15), 10 ** 15, "relaxed")
-    trial.add_max_equality(top, exprs)
-    trial.minimize(top)
-    out = engine.solve(trial, label=f"relax {gid}")
+    tops: list[Any] = []
+
+    def goal(model: ProgramModel, trial: Any) -> None:
+        top = trial.new_int_var(-(10 ** 15), 10 ** 15, "relaxed")
+        trial.add_max_equality(top, model.quantities[gid])
+        trial.minimize(top)
+        tops.append(top)
+
+    others = {g for g in pm.literals if g != gid}
+    if gid.removeprefix("quotes.").removesuffix(".max_nodes") in dict(pm.data.rented_capacity):
+        # a rented quote's capacity is a quantity only of the full model (the lazy ones may not hold its row)
+        trial = fix_groups(pm, sorted(others))
+        goal(pm, trial)
+        out = engine.solve(trial, label=f"relax {gid}")
+    else:
+        out, _model = lazily(pm.data, engine, others, goal, f"relax {gid}")
     if out.status == INFEASIBLE:
         return Relaxation(gid, None, True)
     if out.status not in (OPTIMAL, FEASIBLE):
         return None
-    return Relaxation(gid, _format(pm.data, gid, out.value(top)), out.status == OPTIMAL)
+    return Relaxation(gid, _format(pm.data, gid, out.value(tops[-1])), out.status == OPTIMAL)
 
 
 def explain(pm: ProgramModel, engine: Engine) -> ProgramExplanation:

@@ -9,6 +9,7 @@ is explained by `answers/program_explain.py`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -123,13 +124,14 @@ MAX_ROUNDS = 12
 least one quote, and a program's plan uses one quote per rented workload)."""
 
 
-def overfilled(data: ProgramData, plan: ProgramPlan) -> set[str]:
-    """Rented quotes the plan asks for more nodes than they have on some day."""
+def overfilled(data: ProgramData, plan: ProgramPlan, active: set[str] | None = None) -> set[str]:
+    """Rented quotes the plan asks for more nodes than they have on some day (only quotes whose capacity group is
+    `active`, when given: a dropped capacity is no limit)."""
     cap = dict(data.quote_capacity)
     out: set[str] = set()
     for r in plan.runs:
         q = r.candidate.quote
-        if q is None or q in out:
+        if q is None or q in out or (active is not None and f"quotes.{q}.max_nodes" not in active):
             continue
         for day in range(r.start_day, r.end_day):
             used = sum(o.candidate.nodes for o in plan.runs
@@ -140,32 +142,50 @@ def overfilled(data: ProgramData, plan: ProgramPlan) -> set[str]:
     return out
 
 
-def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, ProgramModel, Engine]:
-    """The cheapest plan over the candidates with every group enforced.
+Goal = Callable[[ProgramModel, Any], Any]
+"""Sets the objective of a trial model (given the built model and its copy with the groups fixed); returns the
+expression it minimises, or None for a feasibility check."""
 
-    Rented quotes' capacities are added lazily: the first model enforces none of them, so that candidates on
-    different quotes dominate each other and the model is small (`estimate.program.relaxed`); a plan that overfills
-    a quote adds that quote's capacity and the model is solved again. The last model's plan fits every capacity, so
-    its proof is a proof for the program. Returns the full model too (explanations need every candidate)."""
+
+def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goal | None, label: str
+           ) -> tuple[Outcome, ProgramModel]:
+    """Solve with the `active` groups enforced (None: every group) and rented quotes' capacities added lazily: the
+    first model enforces none of them, so that candidates on different quotes dominate each other and the model is
+    small (`estimate.program.relaxed`); a plan that overfills a quote whose capacity is active adds it and the model
+    is solved again. An infeasible relaxed model proves the full one infeasible; the last plan fits every active
+    capacity, so its proof is a proof for the program."""
+    enforced: set[str] = set()
+    for round_ in range(MAX_ROUNDS):
+        small = build_program_model(relaxed(data, enforced))
+        trial = fix_groups(small, sorted(g for g in small.literals if active is None or g in active))
+        if goal is not None:
+            goal(small, trial)
+        out = engine.solve(trial, label=f"{label} (round {round_ + 1})")
+        log.debug("%s round %d: %s, %d candidates, %d capacities", label, round_ + 1, out.status,
+                  sum(len(w.candidates) for w in small.data.workloads), len(enforced))
+        if not out.has_solution:
+            return out, small
+        over = overfilled(data, _decode(small, out), active)
+        if not over:
+            return out, small
+        enforced |= over
+    full = build_program_model(data)
+    trial = fix_groups(full, sorted(g for g in full.literals if active is None or g in active))
+    if goal is not None:
+        goal(full, trial)
+    return engine.solve(trial, label=f"{label} (every capacity)"), full
+
+
+def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, ProgramModel, Engine]:
+    """The cheapest plan over the candidates with every group enforced (`lazily`). Returns the full model too,
+    whose groups name every limit."""
     engine = Engine(limits)
     full = build_program_model(data)
     if any(not w.candidates for w in data.workloads):
         return ProgramOutcome(INFEASIBLE, None, None, data), full, engine
-    enforced: set[str] = set()
-    for round_ in range(MAX_ROUNDS):
-        small = build_program_model(relaxed(data, enforced))
-        out = solve_model(small, engine, sorted(small.literals), f"program (round {round_ + 1})")
-        plan = _decode(small, out) if out.has_solution else None
-        log.debug("program round %d: %s, %d candidates, %d lots, %d capacities", round_ + 1, out.status,
-                  sum(len(w.candidates) for w in small.data.workloads), len(small.lots), len(enforced))
-        over = overfilled(data, plan) if plan is not None else set()
-        if not over:
-            bound = out.bound() // objective_weight(small) if out.status in (OPTIMAL, FEASIBLE) else None
-            return ProgramOutcome(out.status, plan, bound, data), full, engine
-        enforced |= over
-    out = solve_model(full, engine, sorted(full.literals), "program (every capacity)")
-    plan = _decode(full, out) if out.has_solution else None
-    bound = out.bound() // objective_weight(full) if out.status in (OPTIMAL, FEASIBLE) else None
+    out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program")
+    plan = _decode(model, out) if out.has_solution else None
+    bound = out.bound() // objective_weight(model) if out.status in (OPTIMAL, FEASIBLE) else None
     return ProgramOutcome(out.status, plan, bound, data), full, engine
 
 
@@ -182,4 +202,4 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
 
 
 __all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "solve_model", "fix_groups",
-           "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
+           "lazily", "overfilled", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
