@@ -77,27 +77,32 @@ class SavedFile(_Open):
 
 def load_saved(path: str | Path) -> dict[str, Any]:
     """A saved plan as plain data, validated (see module docstring). Raises `InputError` naming file and field."""
+    return _read_saved(path, "plan-result", SavedFile, "saved plan", "`plan solve --save`")
+
+
+def _read_saved(path: str | Path, kind: str, model: type[BaseModel], noun: str, writer: str) -> dict[str, Any]:
+    """A JSON file written by `writer`, of this `kind`, checked against `model` (see module docstring)."""
     shown = str(path)
     text = read_text(path, max_bytes=MAX_SAVED_BYTES, shown=shown)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not a saved plan (invalid JSON at line {exc.lineno}, column {exc.colno})",
+        raise InputError(f"not a {noun} (invalid JSON at line {exc.lineno}, column {exc.colno})",
                          file=shown) from None
     except RecursionError:
-        raise InputError("not a saved plan (nested too deeply)", file=shown) from None
-    if not isinstance(data, dict) or data.get("kind") != "plan-result":
-        raise InputError("not a saved plan (expected the output of `plan solve --save`)", file=shown)
+        raise InputError(f"not a {noun} (nested too deeply)", file=shown) from None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        raise InputError(f"not a {noun} (expected the output of {writer})", file=shown)
     if data.get("schema_version") not in READABLE_VERSIONS:
         raise InputError(f"saved with schema_version {data.get('schema_version')!r}; this plan reads "
                          f"{' and '.join(map(str, READABLE_VERSIONS))}", file=shown)
     try:
-        SavedFile.model_validate(data)
+        model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = path_str(_clean_loc(tuple(err.get("loc", ()))))
         what = "required field is missing" if err.get("type") == "missing" else str(err.get("msg", "invalid"))
-        raise InputError(f"not a valid saved plan: {what}", file=shown, path=where) from None
+        raise InputError(f"not a valid {noun}: {what}", file=shown, path=where) from None
     return data
 
 
@@ -137,22 +142,4 @@ class SavedProgramFile(_Open):
 
 def load_saved_program(path: str | Path) -> dict[str, Any]:
     """A program saved by `plan solve PROGRAM --save`, validated like a saved plan (see module docstring)."""
-    shown = str(path)
-    text = read_text(path, max_bytes=MAX_SAVED_BYTES, shown=shown)
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise InputError("not a saved program (invalid JSON)", file=shown) from None
-    if not isinstance(data, dict) or data.get("kind") != "program-result":
-        raise InputError("not a saved program (expected the output of `plan solve PROGRAM --save`)", file=shown)
-    if data.get("schema_version") not in READABLE_VERSIONS:
-        raise InputError(f"saved with schema_version {data.get('schema_version')!r}; this plan reads "
-                         f"{' and '.join(map(str, READABLE_VERSIONS))}", file=shown)
-    try:
-        SavedProgramFile.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = path_str(_clean_loc(tuple(err.get("loc", ()))))
-        what = "required field is missing" if err.get("type") == "missing" else str(err.get("msg", "invalid"))
-        raise InputError(f"not a valid saved program: {what}", file=shown, path=where) from None
-    return data
+    return _read_saved(path, "program-result", SavedProgramFile, "saved program", "`plan solve PROGRAM --save`")
