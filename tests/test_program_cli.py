@@ -121,3 +121,12 @@ def test_save_and_compare_a_program(runner: CliRunner, tmp_path: Path) -> None:
     bad.write_text('{"kind": "plan-result"}')
     r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(bad)])
     assert r.exit_code == 2 and "not a saved program" in r.output + r.stderr
+
+
+def test_why_not_reaches_candidates_the_dominance_would_drop() -> None:
+    """Without `same_hardware_as`, the fine-tune's A100 runs are dominated by cheaper runs on the same software
+    stack and leave the program's candidates; asking for A100 must still find them (and cost no less)."""
+    ans = _why_not("sft:a100-80gb", "workloads.sft.same_hardware_as=null")
+    assert ans.matched >= 1 and ans.forced.outcome.status == "optimal"
+    assert ans.forced.outcome.plan.run("sft").candidate.accelerator == "a100-80gb"
+    assert ans.forced.outcome.plan.cost_usd >= ans.chosen.outcome.plan.cost_usd

@@ -76,7 +76,7 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
     limits with exact relaxations."""
     wid, key = parse_target(pp, target)
     chosen = solve_program(pp, limits)
-    data = chosen.data
+    data = program_data(pp, exempt=wid)
     i = [w.id for w in data.workloads].index(wid)
     keep = tuple(c for c in data.workloads[i].candidates if _matches(c, key))
     if not keep:

@@ -477,8 +477,10 @@ def undominated(w: WorkloadData, room: dict[str, int], pinned: bool = True) -> W
                         w.same_hardware_as, tuple(kept), w.considered)
 
 
-def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int]) -> list[WorkloadData]:
-    """Every workload `undominated`, each with the room the others leave on every rented quote."""
+def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int], exempt: str | None = None
+                      ) -> list[WorkloadData]:
+    """Every workload `undominated` (but `exempt`, whose candidates a why-not will filter by what they run on), each
+    with the room the others leave on every rented quote."""
     most = _most_per_workload(workloads)
     total: dict[str, int] = {}
     for per in most:
@@ -488,7 +490,7 @@ def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int
     out = []
     for w, mine in zip(workloads, most, strict=True):
         room = {q: cap - (total.get(q, 0) - mine.get(q, 0)) for q, cap in capacity.items()}
-        out.append(undominated(w, room, w.id in pinned))
+        out.append(w if w.id == exempt else undominated(w, room, w.id in pinned))
     return out
 
 
@@ -528,8 +530,9 @@ def _lots_needed(lots: Sequence[LotQuote], workloads: Sequence[WorkloadData]) ->
                  for lq in lots if lq.system in need)
 
 
-def program_data(pp: ProgramProblem) -> ProgramData:
-    """Everything the program model chooses from (see module docstring)."""
+def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
+    """Everything the program model chooses from (see module docstring). `exempt`: a workload whose candidates are
+    all kept (a why-not restricts them to some accelerator, system or quote, which dominance does not respect)."""
     a = pp.first.assumptions.values
     k = a.program.sizes_per_option
     workloads = [workload_data(pp, i, k) for i in range(len(pp.workloads))]
@@ -547,7 +550,7 @@ def program_data(pp: ProgramProblem) -> ProgramData:
                               w.considered) for w in workloads]
     capacity = {c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads for c in w.candidates
                 if c.quote is not None}
-    workloads = reduce_candidates(workloads, capacity)
+    workloads = reduce_candidates(workloads, capacity, exempt)
     free = free_quotes(workloads, capacity)
     rented = sorted((q, n) for q, n in capacity.items() if q not in free)
     power, quarters = _windows(pp)
