@@ -207,3 +207,17 @@ def test_program_work_is_bounded_before_estimating(runner: CliRunner, tmp_path: 
     f.write_text("name: big\nas_of: 2026-12-01\nrisk: {node_grid: {fine_until: 512}}\nworkloads:\n" + items)
     r = runner.invoke(main, ["validate", str(f)])
     assert r.exit_code == 2 and "estimates; at most 1,000,000" in r.output + r.stderr
+
+
+def test_a_workload_that_cannot_finish_by_the_last_deadline_says_when_it_could() -> None:
+    """The main run (70B, 10T tokens) cannot finish by 2027-04-01 on any option: the report names that deadline and
+    the earliest day it could finish, not a memory or policy reason; with that deadline (and no precedence, caps or
+    budget, which the day does not account for) it has a plan."""
+    rep = _report("infeasible-program.yaml", "schedule.deadline=2027-04-01", "workloads.main.schedule={}")
+    (wid, why), = rep.explanation.unplannable
+    assert wid == "main" and "2027-04-01" in why and "memory" not in why
+    could = date.fromisoformat(why.split("finish, alone, is ")[1][:10])
+    assert could > date(2027, 4, 1)
+    ok = _report("infeasible-program.yaml", f"schedule.deadline={could}", "workloads.main.schedule={}",
+                 "workloads.main.after=[]", "budget={}")
+    assert ok.outcome.status == "optimal"

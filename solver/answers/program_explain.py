@@ -61,11 +61,13 @@ def _unplannable(data: ProgramData) -> list[tuple[str, str]]:
     for w in data.workloads:
         if w.candidates:
             continue
-        if w.considered == 0:
+        if w.considered == 0 or w.first_finish is None:
             reason = ("no allowed option fits it in memory at any size, or every allowed option is ruled out by "
                       "the policy, the site or a rule")
         else:
-            reason = f"no allowed option finishes it by {date_of(data, data.horizon)}, the program's last deadline"
+            reason = (f"no allowed option finishes it by {date_of(data, data.horizon)}, the program's last deadline "
+                      f"(the earliest it can finish, alone, is {date_of(data, w.first_finish)}: move that deadline "
+                      "at least there)")
         out.append((w.id, reason))
     return out
 

@@ -98,7 +98,9 @@ class WorkloadData:
     same_hardware_as: str | None
     candidates: tuple[Candidate, ...]
     considered: int
-    """Points that could run it before the sizes were thinned (for the report)."""
+    """Points that could run it (memory, policy, rules) before the program's last deadline and the thinning."""
+    first_finish: int | None = None
+    """The earliest day any of those could finish, started as soon as it may (for the report)."""
 
 
 @dataclass(frozen=True)
@@ -197,11 +199,9 @@ def _run_lines(pt: Point) -> tuple[float, float]:
     return (lines.total_cost - lines.cost.get("porting", 0.0), lines.total_cash - lines.cash.get("porting", 0.0))
 
 
-def _candidates_of(problem: Problem, wid: str, o: Option, earliest: int, cap_day: int | None,
-                   owned_cap: dict[str, int]) -> list[Candidate]:
+def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, int]) -> list[Candidate]:
     """The workload's candidates on one option: every fitting point on every source (a rented quote, or the owned
-    pool), finishing by `cap_day` (the program's latest deadline: a workload's own deadline is a group the model
-    enforces, so that an explanation may drop it)."""
+    pool)."""
     a = problem.assumptions.values
     site = problem.spec.site
     out: list[Candidate] = []
@@ -227,8 +227,6 @@ def _candidates_of(problem: Problem, wid: str, o: Option, earliest: int, cap_day
                 cost, cash = energy + run_cost, energy + run_cash
             add, delay = _rule_terms(problem, o, pt, cost)
             start = ready + delay
-            if cap_day is not None and max(start, earliest) + pt.days > cap_day:
-                continue
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
                                  q.id if q is not None else None, cost + add, cash + add, key, port, pt.power_kw))
     return out
@@ -292,11 +290,17 @@ def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
     cap = _owned_capacity(universe, problem)
     cands: list[Candidate] = []
     considered = 0
+    first_finish: int | None = None
     for o in universe.options:
         if not _allowed(problem, o):
             continue
-        mine = _candidates_of(problem, item.id, o, earliest, last, cap)
-        considered += len(mine)
+        every = _candidates_of(problem, item.id, o, cap)
+        considered += len(every)
+        finishes = [max(c.ready_day, earliest) + c.days for c in every]
+        first_finish = min([f for f in (first_finish,) if f is not None] + finishes, default=None)
+        # a workload's own deadline is a group the model enforces (an explanation may drop it); the program's
+        # latest deadline bounds every candidate
+        mine = [c for c, f in zip(every, finishes, strict=True) if last is None or f <= last]
         by_source: dict[str | None, list[Candidate]] = {}
         for c in mine:
             by_source.setdefault(c.quote, []).append(c)
@@ -304,7 +308,8 @@ def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
             cands.extend(thin(by_source[src], k))
     dl, es = _groups(pp, i)
     return WorkloadData(item.id, earliest, deadline, dl, es, tuple(item.after), item.same_hardware_as,
-                        tuple(sorted(cands, key=lambda c: (c.option, c.quote or "", c.nodes))), considered)
+                        tuple(sorted(cands, key=lambda c: (c.option, c.quote or "", c.nodes))), considered,
+                        first_finish)
 
 
 def _held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tuple[tuple[float, ...],
@@ -473,8 +478,7 @@ def undominated(w: WorkloadData, room: dict[str, int], pinned: bool = True) -> W
         if not any(_dominates(k, c, room, pinned) for k in kept):
             kept.append(c)
     kept.sort(key=lambda c: (c.option, c.quote or "", c.nodes))
-    return WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
-                        w.same_hardware_as, tuple(kept), w.considered)
+    return replace(w, candidates=tuple(kept))
 
 
 def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int], exempt: str | None = None
@@ -545,9 +549,8 @@ def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
     calendar = calendar_days(pp, workloads, horizon)
     lots = lot_quotes(pp, needs, calendar)
     bought = {lq.system for lq in lots}
-    workloads = [WorkloadData(w.id, w.earliest_day, w.deadline_day, w.deadline_group, w.earliest_group, w.after,
-                              w.same_hardware_as, tuple(c for c in w.candidates if not c.owned or c.system in bought),
-                              w.considered) for w in workloads]
+    workloads = [replace(w, candidates=tuple(c for c in w.candidates if not c.owned or c.system in bought))
+                 for w in workloads]
     capacity = {c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads for c in w.candidates
                 if c.quote is not None}
     workloads = reduce_candidates(workloads, capacity, exempt)
