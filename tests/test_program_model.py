@@ -34,7 +34,7 @@ def _cand(wid: str, i: int, rng: random.Random, owned: bool, quote: str, accel: 
     cash = cost + 1000.0 * rng.randint(0, 3)
     return Candidate(wid, f"sys-{accel}/{'buy' if owned else 'cloud'}", accel, f"sys-{accel}",
                      "buy" if owned else "cloud", nodes, 8, days, rng.randint(0, 2),
-                     None if owned else quote, cost, cash, f"stack-{STACK[accel]}", PORTING[STACK[accel]], 10.0)
+                     None if owned else quote, cost, cash, f"stack-{STACK[accel]}", PORTING[STACK[accel]])
 
 
 STACK = {"x": "x", "y": "y", "z": "x"}
@@ -50,7 +50,7 @@ def _lot_quote(rng: random.Random, horizon: int, kink: int) -> LotQuote:
     c = rng.choice([0, 1, 5])
     cost = tuple(1000.0 * (a + b * min(h, kink) + c * max(0, h - kink)) for h in range(horizon + 1))
     cash = tuple(1000.0 * (a + 1 + h) for h in range(horizon + 1))
-    return LotQuote("lots-q", "sys-x", "x", 1, 2, rng.choice([1, 2]), rng.randint(1, 3), rng.randint(1, 3),
+    return LotQuote("lots-q", "sys-x", 1, 2, rng.choice([1, 2]), rng.randint(1, 3), rng.randint(1, 3),
                     rng.randint(0, 1), 10.0, 1, 1000.0 * a, cost, cash)
 
 
@@ -166,7 +166,7 @@ def brute(d: ProgramData) -> float | None:
 def test_model_agrees_with_enumeration(seed: int) -> None:
     d = random_program(seed)
     expected = brute(d)
-    out, _pm, _engine = optimise(d, Limits(time_limit=30))
+    out, _engine = optimise(d, Limits(time_limit=30))
     if expected is None:
         assert out.status == INFEASIBLE
         return
@@ -180,7 +180,7 @@ def test_random_programs_cover_both_outcomes_and_lots() -> None:
     outcomes = []
     for seed in range(30):
         d = random_program(seed)
-        out, _pm, _e = optimise(d, Limits(time_limit=30))
+        out, _e = optimise(d, Limits(time_limit=30))
         outcomes.append((out.status, bool(out.plan and out.plan.purchases),
                          bool(out.plan and any(not r.candidate.owned for r in out.plan.runs))))
     assert any(s == INFEASIBLE for s, _, _ in outcomes)
@@ -201,5 +201,5 @@ def test_dominance_reduction_keeps_the_optimum(seed: int) -> None:
     reduced = replace(d, workloads=tuple(workloads),
                       rented_capacity=tuple((q, n) for q, n in d.rented_capacity if q not in free))
     assert brute(reduced) == brute(d)
-    out, _pm, _e = optimise(reduced, Limits(time_limit=30))
+    out, _e = optimise(reduced, Limits(time_limit=30))
     assert (out.plan.cost_usd if out.plan else None) == brute(d)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InputError
-from ..estimate.program import Candidate, ProgramData, program_data
+from ..estimate.program import Candidate, ProgramData, gathered, program_data, reduced
+from ..model.program import build_program_model
 from ..inputs.names import did_you_mean
 from ..inputs.program import ProgramProblem
 from ..solve.engine import INFEASIBLE, Limits
@@ -28,7 +29,7 @@ class ProgramReport:
     outcome: ProgramOutcome
     explanation: ProgramExplanation | None
     groups: tuple[tuple[str, str], ...]
-    """(group id, what it says) of every limit the model enforced."""
+    """(group id, what it says) of every limit the model enforced, when the program is explained (infeasible)."""
     seconds: float
     out_of_time: bool
 
@@ -75,8 +76,9 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
     workload restricted to the matching ones), so an impossible target gets a minimal conflict of the user's own
     limits with exact relaxations."""
     wid, key = parse_target(pp, target)
-    chosen = solve_program(pp, limits)
-    data = program_data(pp, exempt=wid)
+    everything = gathered(pp)
+    chosen = _solve_data(pp, reduced(everything), limits)
+    data = reduced(everything, exempt=wid)
     i = [w.id for w in data.workloads].index(wid)
     keep = tuple(c for c in data.workloads[i].candidates if _matches(c, key))
     if not keep:
@@ -91,11 +93,15 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
 
 def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> ProgramReport:
     t0 = time.monotonic()
-    outcome, pm, engine = optimise(data, limits)
+    outcome, engine = optimise(data, limits)
     if outcome.plan is not None:
         check_program(pp, outcome.plan)
-    expl = explain(pm, engine) if outcome.status == INFEASIBLE else None
-    groups = tuple(sorted((g.id, g.text) for g in pm.groups.values()))
+    expl: ProgramExplanation | None = None
+    groups: tuple[tuple[str, str], ...] = ()
+    if outcome.status == INFEASIBLE:
+        full = build_program_model(data)
+        expl = explain(full, engine)
+        groups = tuple(sorted((g.id, g.text) for g in full.groups.values()))
     return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time)
 
 

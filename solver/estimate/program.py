@@ -56,7 +56,6 @@ class Candidate:
     cash_usd: float
     porting_key: str
     porting_usd: float
-    power_kw: float
 
     @property
     def owned(self) -> bool:
@@ -73,7 +72,6 @@ class LotQuote:
 
     quote: str
     system: str
-    accelerator: str
     lot_nodes: int
     lots: int
     max_nodes: int
@@ -126,7 +124,7 @@ class ProgramData:
     budget_usd: float | None
     budget_on_cash: bool
     horizon: int
-    """The program's latest deadline (or, without deadlines, a day no plan needs to pass)."""
+    """The program's latest deadline when every workload has one, else `calendar_days`."""
     calendar_days: int
     """A day after any end a plan can have even with every deadline dropped: the model's calendar and the length
     of the held-days tables."""
@@ -228,7 +226,7 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
             add, delay = _rule_terms(problem, o, pt, cost)
             start = ready + delay
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
-                                 q.id if q is not None else None, cost + add, cash + add, key, port, pt.power_kw))
+                                 q.id if q is not None else None, cost + add, cash + add, key, port))
     return out
 
 
@@ -361,7 +359,7 @@ def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[
             continue
         lots = max(1, math.ceil(needs[q.system] / lot))
         cost, cash, capex = _held_tables(q, system, problem, horizon)
-        out.append(LotQuote(q.id, q.system, accel.id, lot, lots, q.max_nodes, (q.valid_until - pp.as_of).days,
+        out.append(LotQuote(q.id, q.system, lot, lots, q.max_nodes, (q.valid_until - pp.as_of).days,
                             math.ceil(q.lead_days(a.confidence)), math.ceil(install_days("buy", accel.cls, a)),
                             node_kw, math.ceil(lot / per_rack), capex, cost, cash))
     return out
@@ -391,19 +389,6 @@ def _windows(pp: ProgramProblem) -> tuple[tuple[Window, ...], tuple[Window, ...]
 
 MAX_DAY = 10 ** 6
 """A day after any program's end (the open end of the last power segment)."""
-
-
-def program_horizon(pp: ProgramProblem, workloads: Sequence[WorkloadData]) -> int:
-    """The last day the program may use: its latest deadline, or — without deadlines — every workload run back to
-    back after the latest possible start at its longest candidate (a plan never needs a later day)."""
-    ends = [w.deadline_day for w in workloads if w.deadline_day is not None]
-    if len(ends) == len(workloads):
-        return max(ends)
-    longest = sum(max((c.days for c in w.candidates), default=0) for w in workloads)
-    starts = [max(c.ready_day, w.earliest_day) for w in workloads for c in w.candidates]
-    lead = max((math.ceil(q.lead_time_p90_days or q.lead_time_days) for q in pp.first.catalog.quotes.values()
-                if q.mode == "buy"), default=0)
-    return max(ends + [max(starts) + lead + longest + 1])
 
 
 def calendar_days(pp: ProgramProblem, workloads: Sequence[WorkloadData], horizon: int) -> int:
@@ -535,36 +520,48 @@ def _lots_needed(lots: Sequence[LotQuote], workloads: Sequence[WorkloadData]) ->
 
 
 def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
-    """Everything the program model chooses from (see module docstring). `exempt`: a workload whose candidates are
-    all kept (a why-not restricts them to some accelerator, system or quote, which dominance does not respect)."""
+    """Everything the program model chooses from (see module docstring), reduced (`reduced`)."""
+    return reduced(gathered(pp), exempt)
+
+
+def gathered(pp: ProgramProblem) -> ProgramData:
+    """Every workload's candidates, the lots and the calendar, before any dominance (every rented quote's capacity
+    enforced)."""
     a = pp.first.assumptions.values
     k = a.program.sizes_per_option
     workloads = [workload_data(pp, i, k) for i in range(len(pp.workloads))]
-    horizon = program_horizon(pp, workloads)
+    last = cap_day(pp)
     needs: dict[str, int] = {}
     for w in workloads:
         for c in w.candidates:
             if c.owned:
                 needs[c.system] = max(needs.get(c.system, 0), c.nodes)
-    calendar = calendar_days(pp, workloads, horizon)
+    calendar = calendar_days(pp, workloads, last or 0)
     lots = lot_quotes(pp, needs, calendar)
     bought = {lq.system for lq in lots}
     workloads = [replace(w, candidates=tuple(c for c in w.candidates if not c.owned or c.system in bought))
                  for w in workloads]
-    capacity = {c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads for c in w.candidates
-                if c.quote is not None}
-    workloads = reduce_candidates(workloads, capacity, exempt)
-    free = free_quotes(workloads, capacity)
-    rented = sorted((q, n) for q, n in capacity.items() if q not in free)
+    capacity = tuple(sorted({c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads
+                             for c in w.candidates if c.quote is not None}.items()))
     power, quarters = _windows(pp)
     site = pp.spec.site
-    return ProgramData(tuple(workloads), tuple(lots), tuple((q, n) for q, n in rented), power,
-                       site.racks if site is not None else None, quarters, pp.spec.budget.max_usd,
-                       pp.spec.budget.applies_to == "cash", horizon, calendar, pp.as_of, k, _kinks(pp.first),
-                       tuple(sorted(capacity.items())))
+    return ProgramData(tuple(workloads), tuple(lots), capacity, power, site.racks if site is not None else None,
+                       quarters, pp.spec.budget.max_usd, pp.spec.budget.applies_to == "cash",
+                       last if last is not None else calendar, calendar, pp.as_of, k, _kinks(pp.first), capacity)
+
+
+def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
+    """`data` with its dominated candidates dropped (`reduce_candidates`; all of `exempt`'s kept: a why-not
+    restricts them to some accelerator, system or quote, which dominance does not respect) and no capacity row for
+    quotes no plan can fill."""
+    capacity = dict(data.quote_capacity)
+    workloads = reduce_candidates(data.workloads, capacity, exempt)
+    free = free_quotes(workloads, capacity)
+    return replace(data, workloads=tuple(workloads),
+                   rented_capacity=tuple((q, n) for q, n in data.quote_capacity if q not in free))
 
 
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
-           "workload_data", "lot_quotes", "program_horizon", "calendar_days", "free_quotes", "undominated",
+           "workload_data", "lot_quotes", "gathered", "reduced", "calendar_days", "free_quotes", "undominated",
            "reduce_candidates",
            "hardware_floor", "relaxed", "MAX_DAY"]

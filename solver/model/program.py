@@ -41,10 +41,9 @@ def units(usd: float) -> int:
 
 @dataclass(frozen=True)
 class ProgramGroup:
-    """A named limit of the program; `yaml_path` names a workload by its id (the renderer finds its list index)."""
+    """A named limit of the program (its id is the path the user wrote, a workload named by its id)."""
 
     id: str
-    yaml_path: tuple[Any, ...]
     text: str
     numeric: bool
 
@@ -81,21 +80,14 @@ class ProgramModel:
     cost: Any = 0
     cash: Any = 0
 
-    def group(self, gid: str, path: tuple[Any, ...], text: str, numeric: bool = False) -> Any:
+    def group(self, gid: str, text: str, numeric: bool = False) -> Any:
         if gid not in self.literals:
             self.literals[gid] = self.model.new_bool_var(f"g[{gid}]")
-            self.groups[gid] = ProgramGroup(gid, path, text, numeric)
+            self.groups[gid] = ProgramGroup(gid, text, numeric)
         return self.literals[gid]
 
     def candidates(self, wi: int) -> list[tuple[int, Candidate]]:
         return list(enumerate(self.data.workloads[wi].candidates))
-
-
-def _path(gid: str) -> tuple[Any, ...]:
-    out: list[Any] = []
-    for part in gid.replace("[", ".[").split("."):
-        out.append(int(part[1:-1]) if part.startswith("[") else part)
-    return tuple(out)
 
 
 def _add_choices(pm: ProgramModel) -> None:
@@ -121,15 +113,15 @@ def _add_schedule(pm: ProgramModel) -> None:
     m = pm.model
     ids = [w.id for w in pm.data.workloads]
     for wi, w in enumerate(pm.data.workloads):
-        lit = pm.group(w.earliest_group, _path(w.earliest_group), "earliest start", numeric=True)
+        lit = pm.group(w.earliest_group, "earliest start", numeric=True)
         m.add(pm.start[wi] >= w.earliest_day).only_enforce_if(lit)
         if w.deadline_group is not None and w.deadline_day is not None:
-            lit = pm.group(w.deadline_group, _path(w.deadline_group), "deadline", numeric=True)
+            lit = pm.group(w.deadline_group, "deadline", numeric=True)
             m.add(pm.end[wi] <= w.deadline_day).only_enforce_if(lit)
             _quantity_max(pm, w.deadline_group, pm.end[wi])
         if w.after:
             gid = f"workloads.{w.id}.after"
-            lit = pm.group(gid, ("workloads", w.id, "after"), "starts after " + ", ".join(w.after))
+            lit = pm.group(gid, "starts after " + ", ".join(w.after))
             for a in w.after:
                 m.add(pm.start[wi] >= pm.end[ids.index(a)]).only_enforce_if(lit)
 
@@ -149,7 +141,7 @@ def _add_same_hardware(pm: ProgramModel) -> None:
             continue
         other = ids.index(w.same_hardware_as)
         gid = f"workloads.{w.id}.same_hardware_as"
-        lit = pm.group(gid, ("workloads", w.id, "same_hardware_as"), f"same accelerator as {w.same_hardware_as}")
+        lit = pm.group(gid, f"same accelerator as {w.same_hardware_as}")
         accels = sorted({c.accelerator for j in (wi, other) for c in pm.data.workloads[j].candidates})
         for acc in accels:
             mine = [pm.x[wi, ci] for ci, c in pm.candidates(wi) if c.accelerator == acc]
@@ -231,7 +223,7 @@ def _add_lots(pm: ProgramModel) -> None:
     for lq in pm.data.lots:
         prev: Lot | None = None
         gid = f"quotes.{lq.quote}.max_nodes"
-        lit = pm.group(gid, ("quotes", lq.quote, "max_nodes"), f"{lq.quote}: at most {lq.max_nodes} nodes",
+        lit = pm.group(gid, f"{lq.quote}: at most {lq.max_nodes} nodes",
                        numeric=True)
         mine: list[Lot] = []
         cost_ps = pieces(lq.held_cost_usd, lq.lot_nodes, list(pm.data.kinks), h)
@@ -308,7 +300,7 @@ def _add_rented_sharing(pm: ProgramModel) -> None:
         if len({wi for wi, _, _ in users}) < 2:
             continue
         gid = f"quotes.{qid}.max_nodes"
-        lit = pm.group(gid, ("quotes", qid, "max_nodes"), f"{qid}: at most {cap} nodes", numeric=True)
+        lit = pm.group(gid, f"{qid}: at most {cap} nodes", numeric=True)
         total = sum(c.nodes for _, _, c in users)
         capacity = m.new_int_var(0, total, f"cap[{qid}]")
         m.add(capacity == min(cap, total)).only_enforce_if(lit)
@@ -333,14 +325,14 @@ def _delivered_before(pm: ProgramModel, lot: Lot, day: int) -> Any:
 def _add_power_and_racks(pm: ProgramModel) -> None:
     m = pm.model
     for win in pm.data.power:
-        lit = pm.group(win.group, _path(win.group), f"IT power {win.limit:,.0f} kW {win.label}", numeric=True)
+        lit = pm.group(win.group, f"IT power {win.limit:,.0f} kW {win.label}", numeric=True)
         end = min(win.end, pm.horizon + 1)
         used = sum(_delivered_before(pm, lot, end) * math.ceil(lot.quote.node_kw * lot.quote.lot_nodes * 10)
                    for lot in pm.lots)
         m.add(used <= math.floor(win.limit * 10 + 1e-6)).only_enforce_if(lit)
         pm.quantities[win.group] = [used]
     if pm.data.racks is not None and pm.lots:
-        lit = pm.group("site.racks", ("site", "racks"), f"{pm.data.racks} racks", numeric=True)
+        lit = pm.group("site.racks", f"{pm.data.racks} racks", numeric=True)
         used = sum(lot.present * lot.quote.racks_per_lot for lot in pm.lots)
         m.add(used <= pm.data.racks).only_enforce_if(lit)
         pm.quantities["site.racks"] = [used]
@@ -377,7 +369,7 @@ def _rent_in(pm: ProgramModel, wi: int, first: int, end: int) -> Any:
 def _add_quarters(pm: ProgramModel) -> None:
     m = pm.model
     for q in pm.data.quarters:
-        lit = pm.group(q.group, ("budget", "per_quarter_usd", q.label), f"spend in {q.label}", numeric=True)
+        lit = pm.group(q.group, f"spend in {q.label}", numeric=True)
         spend = []
         for lot in pm.lots:
             if lot.quote.last_order_day < q.first or q.end <= 0:
@@ -421,7 +413,7 @@ def _add_money(pm: ProgramModel) -> None:
     pm.cost = sum(cost_terms)
     pm.cash = sum(cash_terms)
     if pm.data.budget_usd is not None:
-        lit = pm.group("budget.max_usd", ("budget", "max_usd"), f"budget {pm.data.budget_usd:,.0f} USD",
+        lit = pm.group("budget.max_usd", f"budget {pm.data.budget_usd:,.0f} USD",
                        numeric=True)
         limited = pm.cash if pm.data.budget_on_cash else pm.cost
         m.add(limited <= math.floor(pm.data.budget_usd / UNIT + 1e-9)).only_enforce_if(lit)

@@ -14,7 +14,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..answers.program import ProgramReport, ProgramWhyNot
-from ..inputs.program import ProgramProblem, quarter_bounds, quarter_of
+from ..inputs.program import ProgramProblem, quarter_of
 from ..inputs.saved import SCHEMA_VERSION
 from ..model.program import rent_per_day
 from ..solve.program import ProgramPlan, power_profile
@@ -58,11 +58,9 @@ def all_quarters(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
         label = quarter_of(pp.as_of + timedelta(days=p.order_day))
         spend[label] = spend.get(label, 0.0) + p.capex_usd
     for r in plan.runs:
-        for label in {quarter_of(pp.as_of + timedelta(days=d)) for d in range(r.start_day, r.end_day)}:
-            first, nxt = quarter_bounds(label)
-            a, b = (first - pp.as_of).days, (nxt - pp.as_of).days
-            overlap = max(0, min(r.end_day, b) - max(r.start_day, a))
-            spend[label] = spend.get(label, 0.0) + rent_per_day(r.candidate) * overlap
+        for d in range(r.start_day, r.end_day):
+            label = quarter_of(pp.as_of + timedelta(days=d))
+            spend[label] = spend.get(label, 0.0) + rent_per_day(r.candidate)
     labels = sorted(set(spend) | set(caps))
     return [{"quarter": q, "spend_usd": round(spend.get(q, 0.0)), "cap_usd": caps.get(q)} for q in labels]
 

@@ -113,12 +113,6 @@ def _decode(pm: ProgramModel, out: Outcome) -> ProgramPlan:
     return ProgramPlan(tuple(runs), tuple(purchases), ported, end, cost, cash, out.value(pm.cost))
 
 
-def solve_model(pm: ProgramModel, engine: Engine, active: list[str], label: str) -> Outcome:
-    trial = fix_groups(pm, active)
-    trial.minimize(objective(pm))
-    return engine.solve(trial, label=label)
-
-
 MAX_ROUNDS = 12
 """Most solves `optimise` makes while adding the capacities of rented quotes a plan overfills (each round adds at
 least one quote, and a program's plan uses one quote per rented workload)."""
@@ -176,17 +170,16 @@ def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goa
     return engine.solve(trial, label=f"{label} (every capacity)"), full
 
 
-def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, ProgramModel, Engine]:
-    """The cheapest plan over the candidates with every group enforced (`lazily`). Returns the full model too,
-    whose groups name every limit."""
+def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]:
+    """The cheapest plan over the candidates with every group enforced (`lazily`), and the engine whose limits
+    and clock an explanation continues with."""
     engine = Engine(limits)
-    full = build_program_model(data)
     if any(not w.candidates for w in data.workloads):
-        return ProgramOutcome(INFEASIBLE, None, None, data), full, engine
+        return ProgramOutcome(INFEASIBLE, None, None, data), engine
     out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program")
     plan = _decode(model, out) if out.has_solution else None
     bound = out.bound() // objective_weight(model) if out.status in (OPTIMAL, FEASIBLE) else None
-    return ProgramOutcome(out.status, plan, bound, data), full, engine
+    return ProgramOutcome(out.status, plan, bound, data), engine
 
 
 def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float, float, str]]:
@@ -201,5 +194,5 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
     return out
 
 
-__all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "solve_model", "fix_groups",
+__all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups",
            "lazily", "overfilled", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
