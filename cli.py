@@ -203,14 +203,15 @@ def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str |
     old = None
     if compare_to:
         from solver.inputs.saved import load_saved_program
-        old = load_saved_program(compare_to)["result"]
+        old = load_saved_program(compare_to)
     limits = _settings(time_limit, False, debug_model, workers=workers).limits
     report = solve_program(program, limits)
     data = program_dict(report)
-    diff = program_diff(old, data) if old is not None else None
+    saved = saved_program(report)
+    diff = program_diff(old, saved) if old is not None else None
     if save_to:
         from solver.render.files import write_atomic
-        write_atomic(save_to, to_json(saved_program(report)))
+        write_atomic(save_to, to_json(saved))
     if fmt == "json":
         out.write(to_json({**data, "diff": diff} if diff is not None else data))
     else:
@@ -222,6 +223,48 @@ def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str |
         from solver.render.program import gantt_chart
         gantt_chart(report, chart_path)
     return STATUS_EXIT[report.outcome.status]
+
+
+def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, ...], no_sweeps: bool,
+                         chart_path: str | None, fmt: str, run_on: Any, out: Any, limits: Any,
+                         unsupported: dict[str, Any]) -> int:
+    """`plan sensitivity` of a program: today's plan, the break-even price of its main quote, and the program's
+    plan at each swept value (`answers.program_whatif`)."""
+    from solver.answers.program import headline, solve_program
+    from solver.answers.program_whatif import program_break_even, program_sweeps
+    from solver.errors import InputError
+    from solver.render.jsonout import to_json
+    from solver.render.program_whatif import program_sensitivity_dict, render_program_sensitivity
+    given = [k for k, v in {"--top": top, "--chart": chart_path, **unsupported}.items() if v]
+    if given:
+        raise InputError("not supported for program files yet", origin=given[0])
+    base = solve_program(program, limits)
+    if base.outcome.plan is None:
+        out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
+        return 1
+    today = headline(base)
+    be = program_break_even(program, base, limits)
+    sw = {} if no_sweeps else program_sweeps(program, limits, list(sweep_names) or None, run_on)
+    name, as_of = program.spec.name, program.as_of.isoformat()
+    out.write(to_json(program_sensitivity_dict(name, as_of, today, be, sw)) if fmt == "json"
+              else render_program_sensitivity(name, today, be, sw))
+    return 0
+
+
+def _sweep_program(program: Any, axes: Any, run_on: Any, fmt: str, limits: Any, out: Any, allow_expired: bool) -> int:
+    """`plan sweep` of a program: every grid point solved as its own program, on the executor."""
+    from solver.answers.program_whatif import grid_units, run_unit
+    from solver.errors import InputError
+    from solver.render.jsonout import to_json
+    from solver.render.program_whatif import program_sweep_dict, render_program_sweep
+    if allow_expired:
+        raise InputError("not supported for program files yet", origin="--allow-expired")
+    rows = run_on.map(run_unit, grid_units(program, axes, limits))
+    if fmt == "json":
+        out.write(to_json(program_sweep_dict(program.spec.name, program.as_of.isoformat(), axes, rows)))
+    else:
+        out.write(render_program_sweep(axes, rows, "github" if fmt == "markdown" else "simple"))
+    return 0
 
 
 def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
@@ -372,8 +415,9 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
-              help="Break-even prices for the chosen plan and the next N-1 plans.")
+@click.option("--top", type=click.IntRange(1, 10), default=None,
+              help="Break-even prices for the chosen plan and the next N-1 plans [default: 3; a program's: its "
+                   "main quote].")
 @click.option("--sweep", "sweep_names", multiple=True,
               type=click.Choice(["tokens", "mfu", "lead_time_days", "electricity"]),
               help="Which inputs to sweep (default: all).")
@@ -386,7 +430,7 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
 @_solver_options
 @_common
 @_process
-def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bool, chart_path: str | None,
+def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_sweeps: bool, chart_path: str | None,
                 fmt: str, executor: str, workers: int | None, address: str | None, sets: tuple[str, ...],
                 quotes: tuple[str, ...], allow_expired: bool, time_limit: float, debug_model: str | None, out: Any,
                 verbose: bool) -> int:
@@ -401,9 +445,13 @@ def sensitivity(file: str, top: int, sweep_names: tuple[str, ...], no_sweeps: bo
         check_available(chart_path)
         check_target(chart_path, "--chart")
     run_on = _executor(executor, workers, address)
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        return _sensitivity_program(problem, top, sweep_names, no_sweeps, chart_path, fmt, run_on, out,
+                                    _settings(time_limit, allow_expired, debug_model).limits,
+                                    {"--allow-expired": allow_expired or None, "--debug-model": debug_model})
     settings = _settings(time_limit, allow_expired, debug_model)
-    be = break_evens(problem, settings, top)
+    be = break_evens(problem, settings, top or 3)
     if not be:
         out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
         return 1
@@ -488,7 +536,10 @@ def sweep(file: str, grid: tuple[str, ...], executor: str, workers: int | None, 
                          "plan solve with the point's --set values", origin=f"--debug-model {debug_model}")
     run_on = _executor(executor, workers, address)
     axes = [parse_axis(g) for g in grid]
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        return _sweep_program(problem, axes, run_on, fmt, _settings(time_limit, allow_expired).limits, out,
+                              allow_expired)
     work = units(problem, axes, _settings(time_limit, allow_expired, debug_model))
     rows = run_on.map(run_unit, work)
     if fmt == "json":
@@ -541,12 +592,24 @@ def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str
 @_common
 @_process
 def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
-    """What changed between two saved plans (`plan solve --save`), and which inputs caused it."""
+    """What changed between two saved plans or two saved programs (`plan solve --save`), and which inputs
+    caused it."""
     from solver.answers import history
-    from solver.inputs.saved import load_saved
+    from solver.errors import InputError
+    from solver.inputs.saved import load_saved_any
     from solver.render.diff import render_diff
     from solver.render.jsonout import to_json
-    d = history.diff(load_saved(old), load_saved(new))
+    a, b = load_saved_any(old), load_saved_any(new)
+    if a["kind"] != b["kind"]:
+        raise InputError(f"is a {b['kind']}, {old} a {a['kind']}: compare a saved plan with a saved plan, a "
+                         "saved program with a saved program", file=new)
+    if a["kind"] == "program-result":
+        from solver.answers.program import program_diff
+        from solver.render.program import render_program_diff
+        d = program_diff(a, b)
+        out.write(to_json(d) if fmt == "json" else render_program_diff(d, f"Changes from {old} to {new}:"))
+        return 0
+    d = history.diff(a, b)
     out.write(to_json(d) if fmt == "json" else render_diff(d))
     return 0
 

@@ -65,19 +65,20 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     elif po or pn:
         changes.append({"field": "plan", "from": po and po["option"], "to": pn and pn["option"]})
     out["changes"] = changes
-    out["causes"] = _causes(old["inputs"], new["inputs"], po, pn)
+    out["causes"] = input_changes(old["inputs"], new["inputs"],
+                                  {q["id"] for p in (po, pn) if p for q in p["quotes"]})
     return out
 
 
-def _causes(io: dict[str, Any], inew: dict[str, Any], po: Any, pn: Any) -> list[dict[str, Any]]:
-    """Input changes: problem values (by path) and quote fields, the quotes either plan uses first."""
+def input_changes(io: dict[str, Any], inew: dict[str, Any], relevant: set[str]) -> list[dict[str, Any]]:
+    """Input changes: problem values (by path) and quote fields, the quotes in `relevant` (those either answer
+    uses) first."""
     causes: list[dict[str, Any]] = []
     fo, fn = _flatten(io["problem"]), _flatten(inew["problem"])
     for k in sorted(set(fo) | set(fn)):
         if k != "catalogs" and fo.get(k) != fn.get(k):
             causes.append({"kind": "problem", "path": k, "from": fo.get(k), "to": fn.get(k), "used": True})
     qo, qn = io["quotes"], inew["quotes"]
-    relevant = {q["id"] for p in (po, pn) if p for q in p["quotes"]}
     for qid in sorted(set(qo) | set(qn)):
         a, b = qo.get(qid), qn.get(qid)
         if a == b:

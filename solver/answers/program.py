@@ -17,8 +17,9 @@ from ..model.program import build_program_model
 from ..inputs.names import did_you_mean
 from ..inputs.program import ProgramProblem
 from ..solve.engine import INFEASIBLE, Limits
-from ..solve.program import ProgramOutcome, optimise
+from ..solve.program import ProgramOutcome, date_of, optimise
 from ..solve.program_check import check_program
+from .history import input_changes
 from .program_explain import ProgramExplanation, explain
 
 
@@ -110,9 +111,44 @@ def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> Progra
 RUN_FIELDS = ("option", "nodes", "quotes", "start", "finish")
 
 
-def program_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """What changed between two program answers (`render.program.program_dict` shapes; the old one from a file
-    saved with `--save`): status, each workload's run, the purchases (by quote and order day), cost and cash."""
+def _by_id(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Saved inputs with the workloads keyed by id, so a change reads `workloads.main.workload.tokens` and adding
+    a workload does not shift the others' paths."""
+    problem = dict(inputs["problem"])
+    problem["workloads"] = {w.get("id", str(i)): w for i, w in enumerate(problem.get("workloads") or [])}
+    return {**inputs, "problem": problem}
+
+
+def headline(rep: ProgramReport) -> dict[str, Any]:
+    """A program answer as a few plain fields (a sweep's or a sensitivity value's row): status, cost, cash, the
+    program's end, each workload's run, the nodes bought per quote, or the conflict when it is infeasible."""
+    o = rep.outcome
+    row: dict[str, Any] = {"status": o.status, "cost_usd": None, "cash_usd": None, "finish": None,
+                           "workloads": None, "bought": None, "conflict": None}
+    plan = o.plan
+    if plan is not None:
+        bought: dict[str, int] = {}
+        for p in plan.purchases:
+            bought[p.quote.quote] = bought.get(p.quote.quote, 0) + p.quote.lot_nodes
+        row.update(cost_usd=round(plan.cost_usd), cash_usd=round(plan.cash_usd),
+                   finish=date_of(o.data, plan.end_day).isoformat(),
+                   workloads=[{"id": r.workload, "option": r.candidate.option, "nodes": r.candidate.nodes,
+                               "start": date_of(o.data, r.start_day).isoformat(),
+                               "finish": date_of(o.data, r.end_day).isoformat(),
+                               "quotes": [r.candidate.quote] if r.candidate.quote else []} for r in plan.runs],
+                   bought=[{"quote": q, "nodes": n} for q, n in sorted(bought.items())])
+    elif rep.explanation is not None:
+        row["conflict"] = list(rep.explanation.conflict) + [f"workloads.{w}: {why}"
+                                                            for w, why in rep.explanation.unplannable]
+    return row
+
+
+def program_diff(old_saved: dict[str, Any], new_saved: dict[str, Any]) -> dict[str, Any]:
+    """What changed between two saved programs (`render.program.saved_program` shapes, read back with
+    `inputs.saved`): status, each workload's run, the purchases (by quote and order day), cost and cash, and the
+    input changes behind them (problem values by path, quote fields; the quotes either plan uses first) when both
+    carry their inputs."""
+    old, new = old_saved["result"], new_saved["result"]
     out: dict[str, Any] = {}
     if old.get("status") != new.get("status"):
         out["status"] = [old.get("status"), new.get("status")]
@@ -139,7 +175,14 @@ def program_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for key in ("cost_usd", "cash_usd"):
         if a.get(key) != b.get(key):
             out[key] = [a.get(key), b.get(key)]
+    if old_saved.get("inputs") and new_saved.get("inputs"):
+        used = {q for body in (a, b) for w in body.get("workloads", []) for q in w.get("quotes", [])}
+        used |= {p["quote"] for body in (a, b) for p in body.get("purchases", [])}
+        causes = input_changes(_by_id(old_saved["inputs"]), _by_id(new_saved["inputs"]), used)
+        if causes:
+            out["causes"] = causes
     return out
 
 
-__all__ = ["ProgramReport", "ProgramWhyNot", "solve_program", "why_not_program", "parse_target", "program_diff"]
+__all__ = ["ProgramReport", "ProgramWhyNot", "solve_program", "why_not_program", "parse_target", "program_diff",
+           "headline"]

@@ -203,7 +203,8 @@ def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequen
     """`load_problem` of a file already read."""
     if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
         raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve`, "
-                        "`plan validate` and `plan explain` take one so far")
+                        "`plan validate`, `plan explain`, `plan sensitivity` and `plan sweep` take one so far (`plan "
+                        "diff` compares two saved programs)")
     if not isinstance(src.data, dict):
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     changes = parse_sets(sets)
@@ -230,11 +231,11 @@ class PortableProblem:
         src = Source(self.name, dict(self.data))
         seed = Problem(spec=None, catalog=None, assumptions=None, as_of=self.today,  # type: ignore[arg-type]
                        as_of_defaulted=True, source=src, raw=dict(self.data))
-        return _build(seed, self.changes + parse_sets(more_sets), _catalog_of(self.quote_texts))
+        return _build(seed, self.changes + parse_sets(more_sets), catalog_of_texts(self.quote_texts))
 
 
 @functools.lru_cache(maxsize=4)
-def _catalog_of(texts: tuple[tuple[str, str], ...]) -> Catalog:
+def catalog_of_texts(texts: tuple[tuple[str, str], ...]) -> Catalog:
     """The catalog of these user files over the bundled ones, read once per process: a worker solves many units
     of one problem, and reading the catalogs (~50 ms) would otherwise be repeated for each. Catalogs are
     immutable, so the units share it safely."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
@@ -27,7 +27,8 @@ from pydantic import Field, field_validator, model_validator
 from ..errors import InputError
 from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
-from .problem import Problem, _build, _check_numbers
+from .catalog import Catalog, catalog_texts
+from .problem import Problem, _build, _check_numbers, catalog_of_texts
 from .schema import Strict, validate
 from .spec import Budget, Policy, Rule, Schedule, Selection, Site, Workload
 from .units import Date, Money, PositiveFloat
@@ -125,10 +126,29 @@ class ProgramProblem:
     as_of: date
     source: Source
     changes: tuple[Change, ...] = ()
+    original: Source | None = field(default=None, repr=False, compare=False)
+    """The file as read, before any change (a what-if re-applies every change to it)."""
+    quote_files: tuple[str, ...] = ()
+    today: date | None = None
+    texts_catalog: Catalog | None = field(default=None, repr=False, compare=False)
+    """The catalog of a program rebuilt from plain data (`PortableProgram`), reused by its what-ifs."""
 
     @property
     def file(self) -> str:
         return self.source.file
+
+    def with_changes(self, changes: Sequence[Change]) -> "ProgramProblem":
+        """The program with these changes applied after the ones it already has, validated like the file (a
+        sensitivity value, a sweep point). The catalog files are read again only if `catalogs:` changed."""
+        if not changes:
+            return self
+        assert self.original is not None and self.today is not None
+        return build_program(self.original, self.changes + tuple(changes), quotes=self.quote_files,
+                             today=self.today, catalog=self.texts_catalog or self.first.files_catalog,
+                             entries=self.first.catalog_entries)
+
+    def with_sets(self, exprs: Sequence[str]) -> "ProgramProblem":
+        return self.with_changes(parse_sets(exprs))
 
     @property
     def first(self) -> Problem:
@@ -291,7 +311,10 @@ def load_program(file: str, sets: Sequence[str] = (), *, quotes: Sequence[str] =
     return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
 
 
-def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[str], today: date) -> ProgramProblem:
+def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[str], today: date,
+                  catalog: Catalog | None = None, entries: tuple[str, ...] = ()) -> ProgramProblem:
+    """The validated program of `src` with `changes`. `catalog` (read from the files `entries` name) is reused
+    when the program's `catalogs:` still name those files; otherwise they are read."""
     changes = tuple(_by_id(changes, src.data))
     data, replaced = apply_to_data(dict(src.data), [c for c in changes if c.quote is None])
     psrc = Source(src.file, data, src.lines, replaced)
@@ -304,12 +327,43 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
     quote_changes = tuple(c for c in changes if c.quote is not None)
     seed = Problem(spec=None, catalog=None, assumptions=None, as_of=as_of,  # type: ignore[arg-type]
                    as_of_defaulted=spec.as_of is None, source=psrc, quote_files=tuple(str(q) for q in quotes),
-                   raw=data)
+                   raw=data, files_catalog=catalog, catalog_entries=entries)
     first = _derive(data, spec, psrc, seed, 0, quote_changes)
     _check_program_work(first, len(spec.workloads), psrc)
     derived = [first] + [_derive(data, spec, psrc, first, i, quote_changes) for i in range(1, len(spec.workloads))]
     _check_calendar(spec, psrc, as_of)
-    return ProgramProblem(spec, tuple(zip(spec.workloads, derived, strict=True)), as_of, psrc, changes)
+    portable_catalog = catalog if catalog is not None and not entries and not quotes else None
+    return ProgramProblem(spec, tuple(zip(spec.workloads, derived, strict=True)), as_of, psrc, changes, src,
+                          tuple(str(q) for q in quotes), today, portable_catalog)
+
+
+@dataclass(frozen=True)
+class PortableProgram:
+    """A program as plain data, for work that runs in another process or on a Ray cluster (as
+    `problem.PortableProblem`): the file's data without `catalogs:`, the user catalog files as text, the changes
+    (index paths) and the planning date. `program()` rebuilds the same validated program without reading a file."""
+
+    name: str
+    data: Mapping[str, Any]
+    quote_texts: tuple[tuple[str, str], ...]
+    changes: tuple[Change, ...]
+    today: date
+
+    def program(self, more: Sequence[Change] = ()) -> ProgramProblem:
+        return build_program(Source(self.name, dict(self.data)), self.changes + tuple(more), quotes=(),
+                             today=self.today, catalog=catalog_of_texts(self.quote_texts))
+
+
+def portable_program(pp: ProgramProblem) -> PortableProgram:
+    """`pp` as plain data (see `PortableProgram`); its user catalog files are read again and must be unchanged."""
+    first = pp.first
+    texts = catalog_texts(first.catalog_entries + first.quote_files)
+    if first.files_catalog is not None and pp.texts_catalog is None and \
+            dict(catalog_of_texts(texts).quotes) != dict(first.files_catalog.quotes):
+        raise InputError("the catalog files changed since they were read; run the command again", file=pp.file)
+    assert pp.original is not None and pp.today is not None
+    data = {k: v for k, v in pp.original.data.items() if k != "catalogs"}
+    return PortableProgram(pp.file, data, texts, pp.changes, pp.today)
 
 
 MAX_PROGRAM_POINTS = 1_000_000
@@ -347,6 +401,6 @@ def _check_calendar(spec: ProgramSpec, src: Source, as_of: date) -> None:
                             f"{MAX_HORIZON_DAYS} days after as_of {as_of}")
 
 
-__all__ = ["ProgramSpec", "ProgramWorkload", "ProgramProblem", "PowerStep", "load_program", "build_program",
-           "is_program_data", "quarter_bounds", "quarter_of", "MAX_WORKLOADS", "MAX_HORIZON_DAYS"]
-
+__all__ = ["ProgramSpec", "ProgramWorkload", "ProgramProblem", "PortableProgram", "portable_program", "PowerStep",
+           "load_program", "build_program", "is_program_data", "quarter_bounds", "quarter_of", "MAX_WORKLOADS",
+           "MAX_HORIZON_DAYS"]

@@ -77,11 +77,18 @@ class SavedFile(_Open):
 
 def load_saved(path: str | Path) -> dict[str, Any]:
     """A saved plan as plain data, validated (see module docstring). Raises `InputError` naming file and field."""
-    return _read_saved(path, "plan-result", SavedFile, "saved plan", "`plan solve --save`")
+    return _read_saved(path, {"plan-result": SavedFile}, "saved plan", "`plan solve --save`")
 
 
-def _read_saved(path: str | Path, kind: str, model: type[BaseModel], noun: str, writer: str) -> dict[str, Any]:
-    """A JSON file written by `writer`, of this `kind`, checked against `model` (see module docstring)."""
+def load_saved_any(path: str | Path) -> dict[str, Any]:
+    """A saved plan or a saved program (its `kind` says which), validated (see module docstring)."""
+    return _read_saved(path, {"plan-result": SavedFile, "program-result": SavedProgramFile},
+                       "saved plan or program", "`plan solve --save`")
+
+
+def _read_saved(path: str | Path, kinds: dict[str, type[BaseModel]], noun: str, writer: str) -> dict[str, Any]:
+    """A JSON file written by `writer`, of one of these `kinds`, checked against its model (see module
+    docstring)."""
     shown = str(path)
     text = read_text(path, max_bytes=MAX_SAVED_BYTES, shown=shown)
     try:
@@ -91,13 +98,13 @@ def _read_saved(path: str | Path, kind: str, model: type[BaseModel], noun: str, 
                          file=shown) from None
     except RecursionError:
         raise InputError(f"not a {noun} (nested too deeply)", file=shown) from None
-    if not isinstance(data, dict) or data.get("kind") != kind:
+    if not isinstance(data, dict) or data.get("kind") not in kinds:
         raise InputError(f"not a {noun} (expected the output of {writer})", file=shown)
     if data.get("schema_version") not in READABLE_VERSIONS:
         raise InputError(f"saved with schema_version {data.get('schema_version')!r}; this plan reads "
                          f"{' and '.join(map(str, READABLE_VERSIONS))}", file=shown)
     try:
-        model.model_validate(data)
+        kinds[data["kind"]].model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = path_str(_clean_loc(tuple(err.get("loc", ()))))
@@ -137,9 +144,11 @@ class SavedProgramResult(_Open):
 class SavedProgramFile(_Open):
     kind: Literal["program-result"]
     schema_version: int
+    inputs: SavedInputs | None = None
+    """Absent in programs saved before 2026-12-02 (their diffs show no input changes)."""
     result: SavedProgramResult
 
 
 def load_saved_program(path: str | Path) -> dict[str, Any]:
     """A program saved by `plan solve PROGRAM --save`, validated like a saved plan (see module docstring)."""
-    return _read_saved(path, "program-result", SavedProgramFile, "saved program", "`plan solve PROGRAM --save`")
+    return _read_saved(path, {"program-result": SavedProgramFile}, "saved program", "`plan solve PROGRAM --save`")

@@ -32,7 +32,7 @@ def _value(v: Any, key: str = "") -> str:
     return str(v)
 
 
-def _cause(c: dict[str, Any]) -> str:
+def cause_text(c: dict[str, Any]) -> str:
     used = " (used)" if c.get("used") and c["kind"] == "quote" else ""
     if c["kind"] == "problem":
         return f"~ problem {c['path']}: {_value(c['from'], c['path'])} -> {_value(c['to'], c['path'])}"
@@ -69,7 +69,7 @@ def render_diff(d: dict[str, Any], today: dict[str, Any] | None = None, *, title
         lines.append(f"~ {label:<34} {usd(c['from'])} -> {usd(c['to'])}  ({sign}{usd(abs(c['delta']))})")
     if d["causes"]:
         lines.append("why (input changes):")
-        lines += [f"  {_cause(c)}" for c in d["causes"]]
+        lines += [f"  {cause_text(c)}" for c in d["causes"]]
     if today is not None:
         if today.get("feasible"):
             lines.append(f"the previous plan is still feasible today at {usd(today['cost_usd'])}, finishing "

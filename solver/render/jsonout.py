@@ -161,15 +161,19 @@ def to_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
+def quote_snapshot(q: Any) -> dict[str, Any]:
+    """The fields of a quote a saved answer keeps, to name the quote changes behind a changed decision."""
+    return {"system": q.system, "mode": q.mode, "price": q.price if q.priced else None,
+            "lead_time_days": q.lead_time_days, "lead_time_p90_days": q.lead_time_p90_days, "max_nodes": q.max_nodes,
+            "min_nodes": q.min_nodes, "valid_until": q.valid_until.isoformat(), "kind": q.kind,
+            "commit_months": q.commit_months, "contract": q.term, "fabric": q.fabric_id}
+
+
 def snapshot(problem: Problem, result: Result, universe: Universe) -> dict[str, Any]:
     """The saved form of a solve: the result, the problem as validated, and every quote the solve could use, with a
     digest of all of it (two saves of the same inputs have the same digest, whatever the files' comments)."""
     spec = json.loads(problem.spec.model_dump_json(by_alias=True))
-    quotes = {q.id: {"system": q.system, "mode": q.mode, "price": q.price, "lead_time_days": q.lead_time_days,
-                     "lead_time_p90_days": q.lead_time_p90_days, "max_nodes": q.max_nodes, "min_nodes": q.min_nodes,
-                     "valid_until": q.valid_until.isoformat(), "kind": q.kind, "commit_months": q.commit_months,
-                     "contract": q.term, "fabric": q.fabric_id}
-              for o in universe.options for q in o.quotes}
+    quotes = {q.id: quote_snapshot(q) for o in universe.options for q in o.quotes}
     for q in universe.expired:
         quotes[q.id] = {"system": q.system, "mode": q.mode, "price": q.price if q.priced else None,
                         "expired": q.valid_until.isoformat()}

@@ -8,6 +8,8 @@ committed in it (lots when ordered, rent as it runs).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import date, timedelta
 from typing import Any
 
@@ -16,6 +18,8 @@ from tabulate import tabulate
 from ..answers.program import ProgramReport, ProgramWhyNot
 from ..inputs.program import ProgramProblem, quarter_of
 from ..inputs.saved import SCHEMA_VERSION
+from .diff import cause_text
+from .jsonout import quote_snapshot
 from ..model.program import rent_per_day
 from ..solve.program import ProgramPlan, power_profile
 
@@ -278,6 +282,9 @@ def render_program_diff(diff: dict[str, Any], title: str) -> str:
         if key in diff and None not in diff[key]:
             a, b = diff[key]
             lines.append(f"  {name} {_m(a)} -> {_m(b)} ({'+' if b >= a else '-'}{_m(abs(b - a))})")
+    if diff.get("causes"):
+        lines.append("why (input changes):")
+        lines += [f"  {cause_text(c)}" for c in diff["causes"]]
     return "\n".join(lines) + "\n"
 
 
@@ -289,7 +296,17 @@ def _show(v: Any) -> str:
 
 def saved_program(rep: ProgramReport) -> dict[str, Any]:
     """What `plan solve PROGRAM --save` writes: the answer, marked as a program's."""
-    return {"kind": "program-result", "schema_version": SCHEMA_VERSION, "result": program_dict(rep)}
+    pp = rep.program
+    spec = json.loads(pp.spec.model_dump_json(by_alias=True))
+    quotes = {qid: quote_snapshot(q) for qid, q in sorted(pp.first.catalog.quotes.items())}
+    assumptions = json.loads(pp.first.assumptions.values.model_dump_json())
+    digest = hashlib.sha256(json.dumps({"problem": spec, "as_of": pp.as_of.isoformat(), "quotes": quotes,
+                                        "assumptions": assumptions}, sort_keys=True).encode()).hexdigest()
+    sets = [c.origin[len("--set "):] for c in pp.changes if c.origin.startswith("--set ")]
+    return {"kind": "program-result", "schema_version": SCHEMA_VERSION,
+            "inputs": {"problem_file": pp.file, "overrides": sets, "digest": digest, "problem": spec,
+                       "quotes": quotes},
+            "result": program_dict(rep)}
 
 
 def gantt_chart(rep: ProgramReport, path: str) -> None:

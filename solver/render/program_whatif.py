@@ -1,0 +1,121 @@
+"""A program's what-ifs as text and JSON: `plan sensitivity PROGRAM` and `plan sweep PROGRAM --set-grid`.
+
+A row is `answers.program.headline`: status, cost (what the program consumes), cash (what is paid), the end of
+the program, each workload's run, the nodes bought per quote. Tables show one column per workload whose run
+differs between the rows (or from today's plan); the runs that never change are listed once under the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from ..inputs.saved import SCHEMA_VERSION
+from .safe import clean
+
+
+def _m(usd: float | None) -> str:
+    return "-" if usd is None else f"${usd / 1e6:,.2f}M"
+
+
+def _run(w: dict[str, Any]) -> str:
+    on = f" on {w['quotes'][0]}" if w["quotes"] else ""
+    return f"{w['option']} x{w['nodes']}{on}"
+
+
+def _runs(row: dict[str, Any]) -> dict[str, str]:
+    return {w["id"]: _run(w) for w in row.get("workloads") or []}
+
+
+def _bought(row: dict[str, Any]) -> str:
+    return ", ".join(f"{b['nodes']} {b['quote']}" for b in row.get("bought") or []) or "nothing"
+
+
+def _varying(rows: Sequence[dict[str, Any]], base: dict[str, Any] | None) -> list[str]:
+    """Workloads whose run is not the same in every row (and in `base`), in program order."""
+    seen = [_runs(r) for r in ([base] if base else []) + list(rows) if r.get("workloads")]
+    order = [w["id"] for w in next((r["workloads"] for r in ([base] if base else []) + list(rows)
+                                    if r.get("workloads")), [])]
+    return [wid for wid in order if len({s.get(wid) for s in seen}) > 1]
+
+
+def _table(rows: Sequence[dict[str, Any]], lead: list[list[str]], lead_heads: list[str],
+           base: dict[str, Any] | None, fmt: str) -> tuple[str, list[str]]:
+    varying = _varying(rows, base)
+    table = []
+    for first, r in zip(lead, rows, strict=True):
+        if r["workloads"] is None:
+            why = "; ".join(r["conflict"] or []) or ("time limit" if r["status"] != "infeasible" else "")
+            table.append([*first, r["status"].upper(), "-", "-", "-", "-"] + ["-"] * len(varying) + [why])
+            continue
+        runs = _runs(r)
+        table.append([*first, "" if r["status"] == "optimal" else r["status"], _m(r["cost_usd"]), _m(r["cash_usd"]),
+                      r["finish"], _bought(r)] + [runs.get(w, "-") for w in varying] + [""])
+    heads = lead_heads + ["status", "cost", "cash", "ends", "bought (nodes)"] + varying + ["why no plan"]
+    return tabulate(table, headers=heads, tablefmt=fmt), varying
+
+
+def _fixed(rows: Sequence[dict[str, Any]], base: dict[str, Any] | None, varying: list[str]) -> str:
+    ref = next((r for r in ([base] if base else []) + list(rows) if r.get("workloads")), None)
+    if ref is None:
+        return ""
+    same = [f"{wid} {run}" for wid, run in _runs(ref).items() if wid not in varying]
+    return f"  same in every row: {'; '.join(same)}" if same else ""
+
+
+def render_program_sensitivity(name: str, base: dict[str, Any], be: dict[str, Any] | None,
+                               sweeps: dict[str, list[dict[str, Any]]]) -> str:
+    lines = [f"Program {name} today: cost {_m(base['cost_usd'])} (what it consumes), cash {_m(base['cash_usd'])} "
+             f"(what is paid), ends {base['finish']}; buys {_bought(base)}."]
+    if be is not None:
+        above = be.get("plan_above")
+        lines += ["", f"Break-even price of the quote the program pays most to (by bisection on whole-program "
+                      f"re-solves, to {be['resolution']:,.2f}, 1% of today's price):",
+                  tabulate([[be["quote"], be["field"], f"{be['current']:,.2f}",
+                             "-" if be["break_even"] is None else f"{be['break_even']:,.2f}", be["note"]]],
+                           headers=["quote", "price field", "today", "break-even", "note"], disable_numparse=True)]
+        if above is not None and above["workloads"] is None:
+            lines.append(f"  above it: {above['status'].upper()}"
+                         + (f" ({'; '.join(above['conflict'])})" if above.get("conflict") else ""))
+        elif above is not None:
+            changed = {wid: run for wid, run in _runs(above).items() if _runs(base).get(wid) != run}
+            lines += [f"  above it: cost {_m(above['cost_usd'])}, cash {_m(above['cash_usd'])}, ends "
+                      f"{above['finish']}; buys {_bought(above)}"
+                      + "".join(f"; {wid} {run}" for wid, run in changed.items())]
+    for sweep_name, rows in sweeps.items():
+        table, varying = _table(rows, [[r["value"]] for r in rows], ["value"], base, "simple")
+        lines += ["", f"Sweep {sweep_name} (whole program):", table]
+        fixed = _fixed(rows, base, varying)
+        if fixed:
+            lines.append(fixed)
+    return clean("\n".join(lines) + "\n")
+
+
+def program_sensitivity_dict(name: str, as_of: str, base: dict[str, Any], be: dict[str, Any] | None,
+                             sweeps: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "problem": name, "as_of": as_of, "kind": "program", "today": base,
+            "break_even": be, "sweeps": {k: [{x: y for x, y in r.items() if x not in ("name", "sets")} for r in rows]
+                                         for k, rows in sweeps.items()}}
+
+
+def render_program_sweep(axes: Sequence[Any], rows: Sequence[dict[str, Any]], fmt: str = "simple") -> str:
+    lead = [[s.partition("=")[2] for s in r["sets"]] for r in rows]
+    table, varying = _table(rows, lead, [a.path for a in axes], None, fmt)
+    title = (f"{len(rows)} what-if{'s' if len(rows) != 1 else ''} of the program, each solved on its own "
+             "(blank status = proven optimal over the candidates):")
+    fixed = _fixed(rows, None, varying)
+    return clean(title + "\n" + table + ("\n" + fixed if fixed else "")) + "\n"
+
+
+def program_sweep_dict(name: str, as_of: str, axes: Sequence[Any], rows: Sequence[dict[str, Any]]
+                       ) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "problem": name, "as_of": as_of, "kind": "program",
+            "axes": [{"path": a.path, "values": list(a.values)} for a in axes],
+            "points": [{"index": i, "set": {s.partition("=")[0]: s.partition("=")[2] for s in r["sets"]},
+                        **{k: v for k, v in r.items() if k not in ("name", "value", "sets")}}
+                       for i, r in enumerate(rows)]}
+
+
+__all__ = ["render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep", "program_sweep_dict"]
