@@ -314,11 +314,6 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
     from dataclasses import replace
 
-    from solver.answers.report import solve_and_explain
-    from solver.render.console import STATUS_EXIT
-    from solver.render.jsonout import result_dict, to_json
-    from solver.render.text import render_result
-
     if save_to:
         from solver.render.files import check_target
         check_target(save_to, "--save")
@@ -339,6 +334,10 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
         from solver.errors import InputError
         raise InputError("draws a program's Gantt chart; for a single run use plan frontier or plan sensitivity "
                          "--chart", origin=f"--chart {chart_path}")
+    from solver.answers.report import solve_and_explain  # after the program check: a program does not need it
+    from solver.render.console import STATUS_EXIT
+    from solver.render.jsonout import result_dict, to_json
+    from solver.render.text import render_result
     settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
     if old is not None and old["result"].get("plan"):
         from solver.solve.pipeline import Hint

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
+from .. import collect
 from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Quote, System
 from ..inputs.problem import Problem
@@ -524,9 +525,11 @@ def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
     return reduced(gathered(pp), exempt)
 
 
+@collect.paused()
 def gathered(pp: ProgramProblem) -> ProgramData:
     """Every workload's candidates, the lots and the calendar, before any dominance (every rented quote's capacity
-    enforced)."""
+    enforced). Garbage collection waits for the whole program (`collect`), not for each workload's universe: the
+    collections between workloads re-scanned every candidate made so far (0.5 s of 2.6 s on ten workloads)."""
     a = pp.first.assumptions.values
     k = a.program.sizes_per_option
     workloads = [workload_data(pp, i, k) for i in range(len(pp.workloads))]

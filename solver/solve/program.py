@@ -141,20 +141,21 @@ Goal = Callable[[ProgramModel, Any], Any]
 expression it minimises, or None for a feasibility check."""
 
 
-def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goal | None, label: str
-           ) -> tuple[Outcome, ProgramModel]:
+def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goal | None, label: str,
+           thorough: bool = False) -> tuple[Outcome, ProgramModel]:
     """Solve with the `active` groups enforced (None: every group) and rented quotes' capacities added lazily: the
     first model enforces none of them, so that candidates on different quotes dominate each other and the model is
     small (`estimate.program.relaxed`); a plan that overfills a quote whose capacity is active adds it and the model
     is solved again. An infeasible relaxed model proves the full one infeasible; the last plan fits every active
-    capacity, so its proof is a proof for the program."""
+    capacity, so its proof is a proof for the program. `thorough`: CP-SAT's full presolve (`Engine.solver`), for
+    the program's optimisation rather than the many small solves of an explanation."""
     enforced: set[str] = set()
     for round_ in range(MAX_ROUNDS):
         small = build_program_model(relaxed(data, enforced))
         trial = fix_groups(small, sorted(g for g in small.literals if active is None or g in active))
         if goal is not None:
             goal(small, trial)
-        out = engine.solve(trial, label=f"{label} (round {round_ + 1})")
+        out = engine.solve(trial, label=f"{label} (round {round_ + 1})", thorough=thorough)
         log.debug("%s round %d: %s, %d candidates, %d capacities", label, round_ + 1, out.status,
                   sum(len(w.candidates) for w in small.data.workloads), len(enforced))
         if not out.has_solution:
@@ -167,7 +168,7 @@ def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goa
     trial = fix_groups(full, sorted(g for g in full.literals if active is None or g in active))
     if goal is not None:
         goal(full, trial)
-    return engine.solve(trial, label=f"{label} (every capacity)"), full
+    return engine.solve(trial, label=f"{label} (every capacity)", thorough=thorough), full
 
 
 def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]:
@@ -176,7 +177,8 @@ def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]
     engine = Engine(limits)
     if any(not w.candidates for w in data.workloads):
         return ProgramOutcome(INFEASIBLE, None, None, data), engine
-    out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program")
+    out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program",
+                        thorough=True)
     plan = _decode(model, out) if out.has_solution else None
     bound = out.bound() // objective_weight(model) if out.status in (OPTIMAL, FEASIBLE) else None
     return ProgramOutcome(out.status, plan, bound, data), engine
