@@ -267,6 +267,27 @@ def _sweep_program(program: Any, axes: Any, run_on: Any, fmt: str, limits: Any, 
     return 0
 
 
+def _risk_program(program: Any, bins: int, fmt: str, chart_path: str | None, limits: Any, out: Any,
+                  allow_expired: bool) -> int:
+    """`plan risk` of a program: the plan `plan solve` chooses, taken apart by scenarios."""
+    from solver.answers.program import solve_program
+    from solver.answers.program_risk import program_risk
+    from solver.errors import InputError
+    from solver.render.jsonout import to_json
+    from solver.render.program_risk import program_risk_dict, render_program_risk
+    given = [k for k, v in {"--chart": chart_path, "--allow-expired": allow_expired}.items() if v]
+    if given:
+        raise InputError("not supported for program files yet", origin=given[0])
+    risk = program_risk(program, solve_program(program, limits), bins)
+    if risk is None:
+        out.write("no plan satisfies the program: `plan solve` explains why.\n")
+        return 1
+    name, as_of = program.spec.name, program.as_of
+    out.write(to_json(program_risk_dict(name, as_of, risk)) if fmt == "json"
+              else render_program_risk(name, as_of, risk))
+    return 0
+
+
 def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
               **kw: Any) -> Any:
     from solver.solve.pipeline import SolveSettings
@@ -572,7 +593,10 @@ def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str
         from solver.render.files import check_target
         check_available(chart_path)
         check_target(chart_path, "--chart")
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        return _risk_program(problem, bins, fmt, chart_path, _settings(time_limit, allow_expired, debug_model).limits,
+                             out, allow_expired)
     report = analyse(problem, _settings(time_limit, allow_expired, debug_model), bins)
     if report is None:
         out.write("no plan satisfies the problem: `plan solve` explains why.\n")

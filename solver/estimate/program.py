@@ -311,7 +311,7 @@ def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
                         first_finish)
 
 
-def _held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tuple[tuple[float, ...],
+def held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tuple[tuple[float, ...],
                                                                                       tuple[float, ...], float]:
     """Per-node (cost, cash) of holding a bought node h days after delivery, h = 0..horizon, and its capex."""
     a = problem.assumptions.values
@@ -359,7 +359,7 @@ def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[
         if per_rack < 1:
             continue
         lots = max(1, math.ceil(needs[q.system] / lot))
-        cost, cash, capex = _held_tables(q, system, problem, horizon)
+        cost, cash, capex = held_tables(q, system, problem, horizon)
         out.append(LotQuote(q.id, q.system, lot, lots, q.max_nodes, (q.valid_until - pp.as_of).days,
                             math.ceil(q.lead_days(a.confidence)), math.ceil(install_days("buy", accel.cls, a)),
                             node_kw, math.ceil(lot / per_rack), capex, cost, cash))
@@ -567,4 +567,4 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
            "workload_data", "lot_quotes", "gathered", "reduced", "calendar_days", "free_quotes", "undominated",
            "reduce_candidates",
-           "hardware_floor", "relaxed", "MAX_DAY"]
+           "hardware_floor", "relaxed", "held_tables", "MAX_DAY"]

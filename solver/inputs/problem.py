@@ -203,8 +203,8 @@ def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequen
     """`load_problem` of a file already read."""
     if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
         raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve`, "
-                        "`plan validate`, `plan explain`, `plan sensitivity` and `plan sweep` take one so far (`plan "
-                        "diff` compares two saved programs)")
+                        "`plan validate`, `plan explain`, `plan sensitivity`, `plan sweep` and `plan risk` take one so "
+                        "far (`plan diff` compares two saved programs)")
     if not isinstance(src.data, dict):
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     changes = parse_sets(sets)

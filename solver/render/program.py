@@ -27,8 +27,8 @@ LIMITATIONS = (
     "each workload runs on one option from start to finish (moving a run from rented to owned nodes mid-run is "
     "not modelled: it would need variable-size intervals)",
     "a reservation serves the workload it was made for (one term is not shared by several workloads)",
-    "deliveries are planned at the lead-time confidence of the assumptions; the slip premium and the risk "
-    "scenarios of a single run are not applied to programs yet",
+    "the plan is chosen with deliveries at the lead-time confidence of the assumptions and expected run times "
+    "(no slip premium or chance constraint in the choice); `plan risk` takes the chosen plan apart by scenarios",
 )
 
 

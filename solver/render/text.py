@@ -534,7 +534,7 @@ BAR_WIDTH = 40
 """Characters of the longest histogram bar."""
 
 
-def _bars(bins: Sequence[tuple[float, float, float]], label: Any) -> list[str]:
+def bars(bins: Sequence[tuple[float, float, float]], label: Any) -> list[str]:
     top = max(w for _a, _b, w in bins) or 1.0
     return [f"  {label(a, b):<27} {'#' * max(0, round(BAR_WIDTH * w / top)):<{BAR_WIDTH}} {w:6.1%}"
             for a, b, w in bins]
@@ -556,8 +556,8 @@ def render_risk(rep: Any) -> str:
                  f"(planned {p.finish})")
     lines.append(f"  cost: model {usd(p.total_cost)}; expected {usd(st.cost_expected)} "
                  f"(± {usd(st.cost_std_error)} sampling), P90 {usd(st.cost_p90)}, CVaR95 {usd(st.cvar95)}")
-    lines += ["", "Finish date:"] + _bars(rep.finish_bins, lambda a, b: f"{day(a)} .. {day(b)}")
-    lines += ["", "Cost:"] + _bars(rep.cost_bins, lambda a, b: f"{usd(a)} .. {usd(b)}")
+    lines += ["", "Finish date:"] + bars(rep.finish_bins, lambda a, b: f"{day(a)} .. {day(b)}")
+    lines += ["", "Cost:"] + bars(rep.cost_bins, lambda a, b: f"{usd(a)} .. {usd(b)}")
     rows = [[sw.label, " / ".join(_pct(x) for x in sw.p_deadline),
              f"{usd(sw.cost_expected[0])} / {usd(sw.cost_expected[1])}"] for sw in rep.swings]
     lines += ["", "What moves it (each uncertainty held at its favourable / unfavourable 10% decile, the others "

@@ -1,0 +1,273 @@
+"""`plan risk PROGRAM`: the chosen program by scenarios — the chance that each workload, and all of them, meet
+their deadlines, P50/P90 finish dates, and the distribution of what the program consumes.
+
+The plan is fixed as `plan solve` chose it: each workload's option, nodes and quote, the lots with their order
+days, the planned starts. In scenario s (the draws of `estimate/uncertainty.py`, the same sources and seeds as a
+single run's `plan risk`):
+- a run's wall hours are `scenarios.wall_hours` of its point: its MFU factor (shared by every run on the same
+  software stack and accelerator class — one platform's surprise hits all its runs), its own interruptions;
+  days = ⌈wall / 24⌉;
+- a bought lot is delivered on its planned day (the order names the delivery date the plan needs; the plan
+  allows the lead time at `assumptions.confidence`) or at order + L_s(quote) when the vendor is later than that
+  (one lead-time draw per quote: a vendor's slip hits every lot ordered from it), and usable after installation;
+  a rented run's capacity arrives L_s(quote) days after `as_of`; a software stack is ported after its scenario's
+  porting time;
+- a run starts at the latest of its planned start, its capacity (for owned nodes: the lots that were usable by its
+  planned start in the plan), its software, the finish of the workloads it runs `after`, and the finish of the runs
+  before it on the same resource (the same owned system or rented quote) — the plan's order is kept, nothing
+  starts earlier than planned;
+- cost: each run's lines at its wall hours (rented: the quote's per-node cost functions with an estimated price
+  times its scenario factor; owned: energy and operations), each lot's held-days cost at end_s − delivery_s (its
+  price part times the factor for an estimated quote), porting once per stack, the rules' additions as planned, and
+  the delay cost per day the program ends later than planned.
+The premiums the planner adds for these risks (failure rework is in the expected wall time; the estimated-price
+premium) are therefore replaced by their scenarios, as in a single run's `plan risk`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..estimate.delivery import install_days
+from ..estimate.options import Option, Point, build_universe, node_cost_at, plan_fixed_cost_at
+from ..estimate.program import Candidate, LotQuote, held_tables
+from ..estimate.scenarios import CostCurve, cvar, quantile, wall_hours, wall_kinks
+from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days, price_factor
+from ..inputs.catalog import PRICE_FIELDS
+from ..inputs.program import ProgramProblem
+from ..solve.program import ProgramPlan, RunPlan
+from .program import ProgramReport
+from .risk import LABEL, TORNADO_Z, UNFAVOURABLE, draws_for, histogram
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkloadRisk:
+    id: str
+    planned_finish: int
+    deadline_day: int | None
+    p_deadline: float | None
+    finish_p50: int
+    finish_p90: int
+
+
+@dataclass(frozen=True)
+class ProgramSwing:
+    """One bar of the program's tornado: the chance all deadlines hold and the expected cost with one source of
+    uncertainty held at its favourable and its unfavourable decile (the others random)."""
+
+    group: str
+    label: str
+    p_all: tuple[float | None, float | None]
+    cost_expected: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class ProgramRisk:
+    scenarios: int
+    seed: int
+    workloads: tuple[WorkloadRisk, ...]
+    p_all: float | None
+    """Share of scenarios in which every workload with a deadline meets it (None: no workload has one)."""
+    end_planned: int
+    end_p50: int
+    end_p90: int
+    cost_planned: float
+    cost_expected: float
+    cost_p90: float
+    cvar95: float
+    end_bins: list[tuple[float, float, float]]
+    cost_bins: list[tuple[float, float, float]]
+    swings: tuple[ProgramSwing, ...]
+
+
+@dataclass(frozen=True)
+class Simulated:
+    finish: dict[str, np.ndarray]
+    end: np.ndarray
+    cost: np.ndarray
+
+
+def _point_of(pp: ProgramProblem, c: Candidate) -> tuple[Option, Point]:
+    """The option and point a candidate was priced from (its workload's universe over its one pair)."""
+    problem = pp.problem_of(c.workload)
+    universe = build_universe(problem, only_pairs={f"{c.accelerator}/{c.option.partition('/')[2]}"})
+    for o in universe.options:
+        if o.id == c.option:
+            for pt in o.points:
+                if pt.n == c.nodes and pt.time is not None:
+                    return o, pt
+    raise LookupError(f"{c.label} of {c.workload} is not a point of its problem")
+
+
+@dataclass(frozen=True)
+class _Run:
+    run: RunPlan
+    option: Option
+    point: Point
+    extra_usd: float
+    """The candidate's cost beyond its lines (the rules' additions), kept as planned."""
+
+
+def _runs(pp: ProgramProblem, plan: ProgramPlan) -> list[_Run]:
+    out = []
+    for r in sorted(plan.runs, key=lambda r: (r.start_day, r.end_day, r.workload)):
+        o, pt = _point_of(pp, r.candidate)
+        out.append(_Run(r, o, pt, r.candidate.cost_usd - _lines_at(pp, r.candidate, o, pt, None, None)))
+    return out
+
+
+def _lines_at(pp: ProgramProblem, c: Candidate, o: Option, pt: Point, wall: np.ndarray | None,
+              factor: np.ndarray | None) -> Any:
+    """A run's cost lines (without porting, which the program pays once) at `wall` hours per scenario, or as the
+    planner priced them when `wall` is None."""
+    problem = pp.problem_of(c.workload)
+    a = problem.assumptions.values
+    porting = o.porting.weeks * a.money.engineer_usd_per_month * 12.0 / 52.0
+    if wall is None:
+        assert pt.time is not None
+        fixed = pt.fixed.total_cost - pt.fixed.cost.get("porting", 0.0)
+        if c.quote is not None:
+            return c.nodes * pt.per_node.cost(c.quote) + fixed
+        site = problem.spec.site
+        assert site is not None
+        return pt.power_kw * site.pue * site.electricity_usd_per_kwh * pt.time.wall_hours + fixed
+    lo, hi = float(wall.min()), float(wall.max())
+    total = CostCurve.of(lambda h: plan_fixed_cost_at(o, problem, c.nodes, h) - porting, lo, hi,
+                         wall_kinks(a.money, 0.0, 0.0))(wall)
+    if c.quote is None:
+        site = problem.spec.site
+        assert site is not None
+        return total + pt.power_kw * site.pue * site.electricity_usd_per_kwh * wall
+    q = problem.catalog.quotes[c.quote]
+    grid = sorted({lo, hi, *(k for k in wall_kinks(a.money, q.commit_months, 0.0) if lo < k < hi)})
+    pairs = [node_cost_at(o, q, problem, c.nodes, h, 0) for h in grid]
+    c0 = CostCurve(np.array(grid), np.array([p[0] for p in pairs]))(wall)
+    c1 = CostCurve(np.array(grid), np.array([p[1] for p in pairs]))(wall)
+    price = q.price * (factor if factor is not None and q.kind == "estimate" else 1.0)
+    return total + c.nodes * (c0 + price * c1)
+
+
+def _lot_parts(pp: ProgramProblem, lq: LotQuote, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, by days held: (the part of the held-days cost that does not scale with the price, the part per
+    dollar of price), without the estimated-price premium (the scenarios draw the price instead). The table is
+    affine in the price, so two prices give both parts exactly."""
+    problem = pp.first
+    q = problem.catalog.quotes[lq.quote]
+    system = problem.catalog.systems[q.system]
+    field = PRICE_FIELDS[q.mode]
+    plain = q.model_copy(update={"kind": "street"} if q.kind == "estimate" else {})
+    at_1 = np.array(held_tables(plain.model_copy(update={field: 1.0}), system, problem, horizon)[0])
+    at_2 = np.array(held_tables(plain.model_copy(update={field: 2.0}), system, problem, horizon)[0])
+    return at_1 - (at_2 - at_1), at_2 - at_1
+
+
+def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws) -> Simulated:
+    """Every workload's finish day, the program's end and its cost in every scenario (see module docstring)."""
+    plan = report.outcome.plan
+    assert plan is not None
+    a = pp.first.assumptions.values
+    cat = pp.first.catalog
+    leads: dict[str, np.ndarray] = {}
+
+    def lead(qid: str) -> np.ndarray:
+        if qid not in leads:
+            q = cat.quotes[qid]
+            leads[qid] = np.ceil(lead_days(draws, qid, q.lead_time_days, q.lead_time_p90_days,
+                                           a.lead_time_cap_quantile) - 1e-9)
+        return leads[qid]
+
+    delivered = [np.maximum(float(p.delivered_day), p.order_day + lead(p.quote.quote)) for p in plan.purchases]
+    usable = [day + p.quote.install_days for p, day in zip(plan.purchases, delivered, strict=True)]
+    finish: dict[str, np.ndarray] = {}
+    on_resource: dict[str, list[tuple[int, str]]] = {}
+    after = {w.id: w.after for w in report.data.workloads}
+    cost = np.zeros(draws.n)
+    for run in _runs(pp, plan):
+        r, c, o, pt = run.run, run.run.candidate, run.option, run.point
+        assert pt.time is not None
+        wall = wall_hours(pt.time, a.reliability.restart_hours, mfu_factor(draws, a, o.accel.software, o.accel.cls),
+                          draws.normal(f"interruptions:{r.workload}"), draws.uniform(f"interruptions:{r.workload}"))
+        start = np.full(draws.n, float(r.start_day))
+        if c.quote is None:
+            for p, day in zip(plan.purchases, usable, strict=True):
+                if p.quote.system == c.system and p.usable_day <= r.start_day:
+                    start = np.maximum(start, day)
+            resource = f"owned:{c.system}"
+        else:
+            start = np.maximum(start, lead(c.quote) + install_days(c.mode, o.accel.cls, a))
+            resource = f"quote:{c.quote}"
+        if o.porting.delay_days > 0:
+            key = f"{o.accel.software}/{pp.problem_of(r.workload).spec.workload.framework}"
+            start = np.maximum(start, porting_days(draws, a, key, o.porting.delay_days))
+        for before in after[r.workload]:
+            start = np.maximum(start, finish[before])
+        for end_day, other in on_resource.get(resource, []):
+            if end_day <= r.start_day:
+                start = np.maximum(start, finish[other])
+        finish[r.workload] = start + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
+        on_resource.setdefault(resource, []).append((r.end_day, r.workload))
+        factor = price_factor(draws, a, c.quote) if c.quote is not None else None
+        cost = cost + _lines_at(pp, c, o, pt, wall, factor) + run.extra_usd
+    end = np.max(np.stack(list(finish.values())), axis=0)
+    horizon = report.data.calendar_days
+    for p, day in zip(plan.purchases, delivered, strict=True):
+        fixed, per_price = _lot_parts(pp, p.quote, horizon)
+        q = cat.quotes[p.quote.quote]
+        held = np.clip(end - day, 0, len(fixed) - 1).astype(np.int64)
+        price = q.price * (price_factor(draws, a, q.id) if q.kind == "estimate" else 1.0)
+        cost = cost + p.quote.lot_nodes * (fixed[held] + price * per_price[held])
+    cost = cost + sum(v for _, v in plan.porting)
+    cost = cost + a.money.delay_cost_usd_per_day * np.maximum(0.0, end - plan.end_day)
+    return Simulated({k: v.astype(np.int64) for k, v in finish.items()}, end.astype(np.int64), cost)
+
+
+def _p_all(report: ProgramReport, sim: Simulated) -> float | None:
+    met = np.ones(len(sim.cost), dtype=bool)
+    any_deadline = False
+    for w in report.data.workloads:
+        if w.deadline_day is not None:
+            any_deadline = True
+            met &= sim.finish[w.id] <= w.deadline_day
+    return float(np.count_nonzero(met)) / len(met) if any_deadline else None
+
+
+def program_risk(pp: ProgramProblem, report: ProgramReport, bins: int = 12,
+                 scenarios: int | None = None) -> ProgramRisk | None:
+    """The chosen program's risk (see module docstring); None when there is no plan."""
+    plan = report.outcome.plan
+    if plan is None:
+        return None
+    draws = draws_for(pp.first, scenarios)
+    log.info("program risk: %d scenarios", draws.n)
+    sim = simulate(pp, report, draws)
+    workloads = []
+    for w in report.data.workloads:
+        f = np.sort(sim.finish[w.id])
+        p = None if w.deadline_day is None else float(np.count_nonzero(f <= w.deadline_day)) / len(f)
+        workloads.append(WorkloadRisk(w.id, plan.run(w.id).end_day, w.deadline_day, p,
+                                      int(quantile(f, 0.5, presorted=True)), int(quantile(f, 0.9, presorted=True))))
+    end, cost = np.sort(sim.end), np.sort(sim.cost)
+    swings = []
+    for group in sorted(UNFAVOURABLE):
+        figures = []
+        for sign in (-1.0, 1.0):
+            held = simulate(pp, report, draws.holding(group, sign * UNFAVOURABLE[group] * TORNADO_Z))
+            figures.append((_p_all(report, held), float(held.cost.mean())))
+        swings.append(ProgramSwing(group, LABEL[group], (figures[0][0], figures[1][0]),
+                                   (figures[0][1], figures[1][1])))
+    swings.sort(key=lambda s: (-(abs(s.p_all[0] - s.p_all[1]) if None not in s.p_all else 0.0),  # type: ignore
+                               -abs(s.cost_expected[1] - s.cost_expected[0]), s.group))
+    return ProgramRisk(draws.n, draws.seed, tuple(workloads), _p_all(report, sim), plan.end_day,
+                       int(quantile(end, 0.5, presorted=True)), int(quantile(end, 0.9, presorted=True)),
+                       plan.cost_usd, float(sim.cost.mean()), quantile(cost, 0.9, presorted=True),
+                       cvar(cost, presorted=True), histogram(sim.end.astype(float), bins),
+                       histogram(sim.cost, bins), tuple(swings))
+
+
+__all__ = ["ProgramRisk", "WorkloadRisk", "ProgramSwing", "program_risk", "simulate", "Simulated"]
