@@ -55,7 +55,7 @@ if os.path.basename(sys.argv[0]) in ("plan", "cli.py"):  # the console script, n
 
 import math  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from datetime import date  # noqa: E402
+from datetime import date, timedelta  # noqa: E402
 from functools import wraps  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -288,6 +288,29 @@ def _risk_program(program: Any, bins: int, fmt: str, chart_path: str | None, lim
     return 0
 
 
+def _frontier_program(program: Any, points: int, fmt: str, chart_path: str | None, limits: Any, out: Any,
+                      allow_expired: bool) -> int:
+    """`plan frontier` of a program: the cheapest program ending by each date (`answers.program_frontier`)."""
+    from solver.answers.program import headline
+    from solver.answers.program_frontier import program_frontier
+    from solver.errors import InputError
+    from solver.render.jsonout import to_json
+    from solver.render.program_whatif import program_frontier_dict, render_program_frontier
+    given = [k for k, v in {"--chart": chart_path, "--allow-expired": allow_expired}.items() if v]
+    if given:
+        raise InputError("not supported for program files yet", origin=given[0])
+    found = program_frontier(program, limits, points)
+    if not found:
+        out.write("no plan satisfies the program at any end date; `plan solve` explains why.\n")
+        return 1
+    rows = [{"end_by": (program.as_of + timedelta(days=pt.end_by)).isoformat(), "chosen": pt.chosen,
+             **headline(pt.report)} for pt in found]
+    name = program.spec.name
+    out.write(to_json(program_frontier_dict(name, program.as_of.isoformat(), rows)) if fmt == "json"
+              else render_program_frontier(name, rows, "github" if fmt == "markdown" else "simple"))
+    return 0
+
+
 def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model: str | None = None,
               **kw: Any) -> Any:
     from solver.solve.pipeline import SolveSettings
@@ -508,7 +531,10 @@ def frontier(file: str, points: int, chart_path: str | None, fmt: str, sets: tup
         from solver.render.files import check_target
         check_available(chart_path)
         check_target(chart_path, "--chart")
-    problem = _load(file, sets, quotes)
+    problem = _load(file, sets, quotes, programs=True)
+    if not hasattr(problem, "catalog"):
+        return _frontier_program(problem, points, fmt, chart_path, _settings(time_limit, allow_expired).limits, out,
+                                 allow_expired)
     found = compute(problem, _settings(time_limit, allow_expired, debug_model), points)
     if not found:
         out.write("no plan satisfies the problem at any finish date; `plan solve` explains why.\n")

@@ -177,7 +177,8 @@ def test_set_names_a_workload_by_id(runner: CliRunner) -> None:
 
 def test_checker_catches_what_the_model_must_guarantee(main_report) -> None:
     """The independent checker is not a rubber stamp: a run moved before its predecessor ends, a lot held a day
-    less than it is, a purchase beyond the quote and a run squeezed before the hardware arrives are all caught."""
+    less than it is, a lot usable only when the program has ended, a purchase beyond the quote and a run squeezed
+    before the hardware arrives are all caught."""
     from dataclasses import replace
 
     from solver.solve.program_check import program_violations
@@ -192,6 +193,8 @@ def test_checker_catches_what_the_model_must_guarantee(main_report) -> None:
     p0 = plan.purchases[0]
     shorter = replace(plan, purchases=(replace(p0, held_days=p0.held_days - 1),) + plan.purchases[1:])
     assert any("held" in v for v in program_violations(pp, shorter))
+    useless = replace(plan, purchases=(replace(p0, usable_day=plan.end_day),) + plan.purchases[1:])
+    assert any("serves nothing" in v for v in program_violations(pp, useless))
     extra = replace(plan, purchases=plan.purchases + plan.purchases[:1] * 20)
     assert any("nodes bought, quote offers" in v for v in program_violations(pp, extra))
     sft = plan.run("sft")

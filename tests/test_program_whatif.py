@@ -1,6 +1,7 @@
 """What-ifs of programs: `ProgramProblem.with_changes`, the portable form every executor runs, the sensitivity
 sweeps and the break-even price (checked by re-solving at the reported prices), `plan sweep` over a program (the
-same JSON on every executor), and `plan diff` of two saved programs naming the input changes behind them.
+same JSON on every executor), the time-cost frontier (its fastest point checked by re-solving a day earlier), and
+`plan diff` of two saved programs naming the input changes behind them.
 
 The program is `tests/programs/small.yaml` (two workloads; a solve takes ~0.1 s), so the many re-solves stay cheap.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from click.testing import CliRunner
 
 from cli import main
 from solver.answers.program import headline, solve_program
-from solver.answers.program_whatif import program_break_even, quote_use, sweep_changes
+from solver.answers.program_whatif import quote_use, sweep_changes
 from solver.inputs.catalog import load_catalog
 from solver.inputs.program import load_program, portable_program
 from solver.solve.engine import Limits
@@ -74,26 +75,6 @@ def test_sweep_values_by_hand() -> None:
     assert sweep_changes(pp.with_sets(["site=null"]), "electricity", 2.0) is None
 
 
-def test_break_even_is_where_the_plan_changes() -> None:
-    """Re-solved at the reported break-even the program still uses the quote as today; at the next price it does
-    not; the two are one resolution step apart and above today's price."""
-    pp = load_program(SMALL, today=TODAY)
-    base = solve_program(pp, LIMITS)
-    be = program_break_even(pp, base, LIMITS)
-    assert be is not None and be["break_even"] is not None
-    qid, field = be["quote"], be["field"]
-    today_use = quote_use(headline(base), qid)
-    assert today_use != (0, ())
-
-    def use_at(price: float) -> tuple:
-        return quote_use(headline(solve_program(pp.with_sets([f"quotes.{qid}.{field}={price}"]), LIMITS)), qid)
-
-    assert be["break_even"] > be["current"]
-    assert use_at(be["break_even"]) == today_use
-    assert use_at(be["next_price"]) != today_use
-    assert be["next_price"] - be["break_even"] <= be["resolution"] + 0.01
-
-
 def test_sensitivity_of_a_program_json(runner: CliRunner) -> None:
     r = runner.invoke(main, ["sensitivity", SMALL, "--sweep", "tokens", "--sweep", "electricity", "--executor",
                              "local", "--format", "json"])
@@ -107,8 +88,21 @@ def test_sensitivity_of_a_program_json(runner: CliRunner) -> None:
         "the unchanged value, solved from the portable form, is today's plan"
     costs = [row["cost_usd"] for row in d["sweeps"]["electricity"]]
     assert costs == sorted(costs), "dearer power never makes the optimal program cheaper"
-    assert d["break_even"]["quote"] in {q for w in solved["workloads"] for q in w["quotes"]} | \
+    be = d["break_even"]
+    assert be["quote"] in {q for w in solved["workloads"] for q in w["quotes"]} | \
         {p["quote"] for p in solved["purchases"]}
+    # Re-solved at the reported break-even the program still uses the quote as today; at the next price it does not;
+    # the two are one resolution step apart and above today's price.
+    pp = load_program(SMALL, today=TODAY)
+    today_use = quote_use(d["today"], be["quote"])
+
+    def use_at(price: float) -> tuple:
+        varied = pp.with_sets([f"quotes.{be['quote']}.{be['field']}={price}"])
+        return quote_use(headline(solve_program(varied, LIMITS)), be["quote"])
+
+    assert today_use != (0, ()) and be["break_even"] > be["current"]
+    assert use_at(be["break_even"]) == today_use and use_at(be["next_price"]) != today_use
+    assert be["next_price"] - be["break_even"] <= be["resolution"] + 0.01
 
 
 def test_sweep_of_a_program_is_the_same_on_every_executor(runner: CliRunner) -> None:
@@ -122,7 +116,7 @@ def test_sweep_of_a_program_is_the_same_on_every_executor(runner: CliRunner) -> 
     assert points[0]["status"] == "infeasible" and "workloads.pre.schedule.deadline" in points[0]["conflict"]
     solved = json.loads(runner.invoke(main, ["solve", SMALL, "--format", "json"]).output)["program"]
     assert points[1]["status"] == "optimal" and points[1]["cost_usd"] == solved["cost_usd"]
-    text = runner.invoke(main, ["sweep", SMALL, "--set-grid", "budget.max_usd=20M,30M", "--executor", "local"])
+    text = runner.invoke(main, ["sweep", SMALL, "--set-grid", "budget.max_usd=30M", "--executor", "local"])
     assert text.exit_code == 0 and "bought (nodes)" in text.output
 
 
@@ -145,8 +139,25 @@ def test_diff_of_two_saved_programs_names_the_inputs(runner: CliRunner, tmp_path
     assert mixed.exit_code == 2 and "compare a saved plan with a saved plan" in mixed.output + mixed.stderr
 
 
+def test_frontier_of_a_program(runner: CliRunner) -> None:
+    """Later dates never cost more; every program ends by its date; the last point is `plan solve`'s program; the
+    first is the fastest: the program with its deadline a day earlier has no plan at all (re-solved here)."""
+    r = runner.invoke(main, ["frontier", SMALL, "--points", "4", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    points = json.loads(r.output)["frontier"]
+    costs = [p["cost_usd"] for p in points]
+    assert costs == sorted(costs, reverse=True) and len(points) >= 2
+    assert all(p["finish"] <= p["end_by"] and p["status"] == "optimal" for p in points)
+    solved = json.loads(runner.invoke(main, ["solve", SMALL, "--format", "json"]).output)["program"]
+    assert points[-1]["chosen"] and points[-1]["cost_usd"] == solved["cost_usd"]
+    day_before = (date.fromisoformat(points[0]["finish"]) - timedelta(days=1)).isoformat()
+    faster = runner.invoke(main, ["solve", SMALL, "--set", f"schedule.deadline={day_before}"])
+    assert faster.exit_code == 1 and "INFEASIBLE" in faster.output
+
+
 @pytest.mark.parametrize("args, origin", [
     (["sensitivity", SMALL, "--top", "2"], "--top"),
+    (["frontier", SMALL, "--allow-expired"], "--allow-expired"),
     (["sweep", SMALL, "--set-grid", "workloads.pre.workload.tokens=1T,x"], "--set-grid"),
     (["sweep", SMALL, "--set-grid", "workloads.pr.workload.tokens=1T"], "did you mean 'pre'"),
 ])

@@ -202,9 +202,8 @@ def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequen
                         today: date | None = None) -> Problem:
     """`load_problem` of a file already read."""
     if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
-        raise src.error(("workloads",), "this is a program file (several workloads): only `plan solve`, "
-                        "`plan validate`, `plan explain`, `plan sensitivity`, `plan sweep` and `plan risk` take one so "
-                        "far (`plan diff` compares two saved programs)")
+        raise src.error(("workloads",), "this is a program file (several workloads): read it with "
+                        "`inputs.loading.load_any` or `inputs.program.load_program`")
     if not isinstance(src.data, dict):
         raise src.error((), f"expected a mapping with keys name, workload, schedule …, got {type(src.data).__name__}")
     changes = parse_sets(sets)

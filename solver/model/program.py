@@ -238,6 +238,9 @@ def _add_lots(pm: ProgramModel) -> None:
             held = m.new_int_var(0, h, f"held[{name}]")
             m.add(held == pm.program_end - delivered).only_enforce_if(b)
             m.add(held == 0).only_enforce_if(~b)
+            # A lot usable only when every workload has finished serves none: without this, one delivered on the
+            # program's last day is held 0 days, costs nothing, and may be bought for nothing (cash it never earns).
+            m.add(delivered + lq.install_days < pm.program_end).only_enforce_if(b)
             lot_cost = _piecewise(pm, b, held, cost_ps, top_cost, f"cost[{name}]")
             lot_cash = _piecewise(pm, b, held, cash_ps, top_cash, f"cash[{name}]")
             if prev is not None:

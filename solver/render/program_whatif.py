@@ -118,4 +118,20 @@ def program_sweep_dict(name: str, as_of: str, axes: Sequence[Any], rows: Sequenc
                        for i, r in enumerate(rows)]}
 
 
-__all__ = ["render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep", "program_sweep_dict"]
+def render_program_frontier(name: str, rows: Sequence[dict[str, Any]], fmt: str = "simple") -> str:
+    """`plan frontier PROGRAM`: one row per date, fastest first (rows: `headline` plus `end_by` and `chosen`)."""
+    lead = [[r["end_by"], "plan solve's" if r["chosen"] else ""] for r in rows]
+    table, varying = _table(rows, lead, ["ends by", ""], None, fmt)
+    title = (f"Time-cost frontier of program {name}: each row is the cheapest program ending by its date (blank status "
+             "= proven optimal over the candidates), fastest first:")
+    fixed = _fixed(rows, None, varying)
+    return clean(title + "\n" + table + ("\n" + fixed if fixed else "")) + "\n"
+
+
+def program_frontier_dict(name: str, as_of: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "problem": name, "as_of": as_of, "kind": "program",
+            "frontier": list(rows)}
+
+
+__all__ = ["render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep", "program_sweep_dict",
+           "render_program_frontier", "program_frontier_dict"]

@@ -87,7 +87,9 @@ def fix_groups(pm: ProgramModel, active: list[str]) -> Any:
     return trial
 
 
-def _decode(pm: ProgramModel, out: Outcome) -> ProgramPlan:
+def decode(pm: ProgramModel, out: Outcome) -> ProgramPlan:
+    """The plan a solution describes: each workload's run, the lots bought with their held-days cost and cash (read
+    from the quote's tables at the days actually held), porting once per stack."""
     data = pm.data
     runs = []
     for wi, w in enumerate(data.workloads):
@@ -160,7 +162,7 @@ def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goa
                   sum(len(w.candidates) for w in small.data.workloads), len(enforced))
         if not out.has_solution:
             return out, small
-        over = overfilled(data, _decode(small, out), active)
+        over = overfilled(data, decode(small, out), active)
         if not over:
             return out, small
         enforced |= over
@@ -179,7 +181,7 @@ def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]
         return ProgramOutcome(INFEASIBLE, None, None, data), engine
     out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program",
                         thorough=True)
-    plan = _decode(model, out) if out.has_solution else None
+    plan = decode(model, out) if out.has_solution else None
     bound = out.bound() // objective_weight(model) if out.status in (OPTIMAL, FEASIBLE) else None
     return ProgramOutcome(out.status, plan, bound, data), engine
 
@@ -196,5 +198,5 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
     return out
 
 
-__all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups",
+__all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups", "decode",
            "lazily", "overfilled", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]

@@ -112,6 +112,8 @@ def _lots(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
             bad.append(f"{q.id}: delivery or installation dates do not follow its lead time")
         if p.held_days != plan.end_day - p.delivered_day:
             bad.append(f"{q.id}: held {p.held_days} days, not delivery to the program's end")
+        if p.usable_day >= plan.end_day:
+            bad.append(f"{q.id}: a lot usable on day {p.usable_day}, when the program has ended (it serves nothing)")
         cost, cash = lot_money(pp, p)
         if abs(cost - p.cost_usd) > TOL_USD + 1e-9 * abs(cost) or abs(cash - p.cash_usd) > TOL_USD + 1e-9 * cash:
             bad.append(f"{q.id}: lot cost {p.cost_usd:,.0f}/{p.cash_usd:,.0f} recomputed as {cost:,.0f}/{cash:,.0f}")
