@@ -1,6 +1,6 @@
 """Benchmark: programs (several workloads on one calendar) with `plan solve`, end to end (issue 13's targets).
 
-    python bench/program.py                      # the three cases below, one process each
+    python bench/program.py                      # the cases below, one process each
     python bench/program.py --json bench/program-results.json
 
 Cases (each the console command in full — loading, the per-workload estimates, the CP-SAT solves, the independent
@@ -9,7 +9,9 @@ check, rendering — with wall time, exit status, candidate counts and peak memo
 - `program-200b`: constraints/program-200b.yaml (5 workloads, bought lots, a power step, two quarterly caps);
 - `program-10`: bench/program-10.yaml (10 workloads, 36 months at daily resolution, the bundled catalog);
 - `single`: constraints/datacenter.yaml, a single-workload file, which must solve no slower than before programs
-  existed (compare with the same case run from the previous commit: `--root` of a checkout of it).
+  existed (compare with the same case run from the previous commit: `--root` of a checkout of it);
+- `risk-200b`, `frontier-200b`, `sensitivity-200b`: `plan risk`, `plan frontier` and `plan sensitivity` of the
+  5-workload example (sensitivity's sweeps on the default process pool: its peak is the parent's alone).
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CASES = {"program-200b": "constraints/program-200b.yaml", "program-10": "bench/program-10.yaml",
-         "single": "constraints/datacenter.yaml"}
+CASES = {"program-200b": ("solve", "constraints/program-200b.yaml"), "program-10": ("solve", "bench/program-10.yaml"),
+         "single": ("solve", "constraints/datacenter.yaml"),
+         "risk-200b": ("risk", "constraints/program-200b.yaml"),
+         "frontier-200b": ("frontier", "constraints/program-200b.yaml"),
+         "sensitivity-200b": ("sensitivity", "constraints/program-200b.yaml")}
 
 RUN = """
 import json, resource, sys, time
@@ -42,8 +47,8 @@ print(json.dumps({{"wall_s": round(wall, 2), "exit": code,
 """
 
 
-def run_case(root: Path, name: str, path: str, timeout: float) -> dict:
-    args = ["solve", str(root / path) if name == "single" else str(ROOT / path), "--format", "json"]
+def run_case(root: Path, name: str, command: str, path: str, timeout: float) -> dict:
+    args = [command, str(root / path) if name == "single" else str(ROOT / path), "--format", "json"]
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", RUN.format(root=str(root), args=args)], cwd=root,
                           capture_output=True, text=True, timeout=timeout)
@@ -74,7 +79,7 @@ def main() -> None:
     rows = []
     for name in a.cases.split(","):
         for _ in range(a.repeat):
-            row = run_case(Path(a.root) if name == "single" else ROOT, name, CASES[name], a.timeout)
+            row = run_case(Path(a.root) if name == "single" else ROOT, name, *CASES[name], a.timeout)
             print(json.dumps(row), flush=True)
             rows.append(row)
     if a.json:
