@@ -171,6 +171,14 @@ def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], programs: b
     return (load_any if programs else load_problem)(file, list(sets) + risk_sets, quotes=list(quotes))
 
 
+def _refuse_for_programs(options: dict[str, Any]) -> None:
+    """One line naming the first option given that a program file does not take yet."""
+    from solver.errors import InputError
+    given = [k for k, v in options.items() if v]
+    if given:
+        raise InputError("not supported for program files yet", origin=given[0])
+
+
 def _explain_program(program: Any, why_not_id: str | None, fmt: str, limits: Any, out: Any) -> int:
     """`plan explain` of a program file: its plan or conflict; with --why-not WORKLOAD:ID, the program with that
     workload there."""
@@ -192,13 +200,10 @@ def _solve_program(program: Any, fmt: str, time_limit: float, debug_model: str |
     """`plan solve` of a program file (`workloads:`): its plan, purchases, quarters, power and Gantt chart; with
     `--save` the answer is written, with `--compare-to` what changed since a saved one is shown."""
     from solver.answers.program import program_diff, solve_program
-    from solver.errors import InputError
     from solver.render.console import STATUS_EXIT
     from solver.render.jsonout import to_json
     from solver.render.program import program_dict, render_program, render_program_diff, saved_program
-    given = [k for k, v in unsupported.items() if v]
-    if given:
-        raise InputError("not supported for program files yet", origin=given[0])
+    _refuse_for_programs(unsupported)
     save_to, compare_to = files
     old = None
     if compare_to:
@@ -232,12 +237,9 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
     plan at each swept value (`answers.program_whatif`)."""
     from solver.answers.program import headline, solve_program
     from solver.answers.program_whatif import program_break_even, program_sweeps
-    from solver.errors import InputError
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_sensitivity_dict, render_program_sensitivity
-    given = [k for k, v in {"--top": top, "--chart": chart_path, **unsupported}.items() if v]
-    if given:
-        raise InputError("not supported for program files yet", origin=given[0])
+    _refuse_for_programs({"--top": top, "--chart": chart_path, **unsupported})
     base = solve_program(program, limits)
     if base.outcome.plan is None:
         out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
@@ -254,11 +256,9 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
 def _sweep_program(program: Any, axes: Any, run_on: Any, fmt: str, limits: Any, out: Any, allow_expired: bool) -> int:
     """`plan sweep` of a program: every grid point solved as its own program, on the executor."""
     from solver.answers.program_whatif import grid_units, run_unit
-    from solver.errors import InputError
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_sweep_dict, render_program_sweep
-    if allow_expired:
-        raise InputError("not supported for program files yet", origin="--allow-expired")
+    _refuse_for_programs({"--allow-expired": allow_expired})
     rows = run_on.map(run_unit, grid_units(program, axes, limits))
     if fmt == "json":
         out.write(to_json(program_sweep_dict(program.spec.name, program.as_of.isoformat(), axes, rows)))
@@ -272,12 +272,9 @@ def _risk_program(program: Any, bins: int, fmt: str, chart_path: str | None, lim
     """`plan risk` of a program: the plan `plan solve` chooses, taken apart by scenarios."""
     from solver.answers.program import solve_program
     from solver.answers.program_risk import program_risk
-    from solver.errors import InputError
     from solver.render.jsonout import to_json
     from solver.render.program_risk import program_risk_dict, render_program_risk
-    given = [k for k, v in {"--chart": chart_path, "--allow-expired": allow_expired}.items() if v]
-    if given:
-        raise InputError("not supported for program files yet", origin=given[0])
+    _refuse_for_programs({"--chart": chart_path, "--allow-expired": allow_expired})
     risk = program_risk(program, solve_program(program, limits), bins)
     if risk is None:
         out.write("no plan satisfies the program: `plan solve` explains why.\n")
@@ -293,12 +290,9 @@ def _frontier_program(program: Any, points: int, fmt: str, chart_path: str | Non
     """`plan frontier` of a program: the cheapest program ending by each date (`answers.program_frontier`)."""
     from solver.answers.program import headline
     from solver.answers.program_frontier import program_frontier
-    from solver.errors import InputError
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_frontier_dict, render_program_frontier
-    given = [k for k, v in {"--chart": chart_path, "--allow-expired": allow_expired}.items() if v]
-    if given:
-        raise InputError("not supported for program files yet", origin=given[0])
+    _refuse_for_programs({"--chart": chart_path, "--allow-expired": allow_expired})
     found = program_frontier(program, limits, points)
     if not found:
         out.write("no plan satisfies the program at any end date; `plan solve` explains why.\n")
