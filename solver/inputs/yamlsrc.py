@@ -2,15 +2,18 @@
 
 Why not `yaml.safe_load`: users need errors that point at a line, duplicate keys must be errors (PyYAML
 silently keeps the last one), object-constructing tags must be refused, and alias expansion ("billion
-laughs") must be bounded. We compose the node graph with PyYAML's safe composer and build plain Python
-values ourselves, recording `path -> line` for every node.
+laughs") must be bounded. We read the events of PyYAML's (C) parser and build plain Python values from them in
+one pass, recording `path -> line` for every value (`_Builder`).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+import re
 import stat
+from datetime import date
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,8 @@ parsing. Catalog and quote files have their own limit (`catalog_file_limit`)."""
 CATALOG_LIMIT_ENV = "PLAN_MAX_CATALOG_MB"
 DEFAULT_CATALOG_MB = 64.0
 """Largest catalog or quote file, in MB (10^6 bytes), unless `PLAN_MAX_CATALOG_MB` says otherwise: a marketplace's
-quote list of ~100,000 offers is ~45 MB of YAML. Parsing takes memory of a few times the text."""
+quote list of ~100,000 offers is ~36–45 MB of YAML. Reading 100,000 quotes (36 MB) peaks at 0.7 GB with the
+catalog validated (`plan validate`, bench/README.md)."""
 MAX_CATALOG_MB = 1024.0
 MAX_NODES = 200_000
 """Most values a document may expand to (aliases included) beyond one per byte of its text: bounds the work of a
@@ -121,65 +125,250 @@ def catalog_file_limit() -> int:
     return max(1, int(mb * 1_000_000))
 
 
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+MAX_DEPTH = 200
+"""Deepest nesting of maps and lists read: a problem is a few levels deep; this refuses a hostile file at once."""
+
+
+def _line(event: Any) -> int:
+    return int(event.start_mark.line) + 1 if event.start_mark is not None else 0
+
+
+class _Frame:
+    """A map or list being built: its value, path, first line, the key waiting for its value (maps), and what it
+    records for an anchor (its size in values and the lines under it) when it has one."""
+
+    __slots__ = ("value", "is_map", "path", "line", "key", "anchor", "count0", "lines0")
+
+    def __init__(self, value: Any, path: PathT, line: int, anchor: str | None, count0: int, lines0: int) -> None:
+        self.value = value
+        self.is_map = isinstance(value, dict)
+        self.path = path
+        self.line = line
+        self.key: str | None = None
+        self.anchor = anchor
+        self.count0 = count0
+        self.lines0 = lines0
+
+
 class _Builder:
+    """Plain values from the parser's events, in one pass, recording the line of every path.
+
+    Why events, not `yaml.compose` and a walk of its node graph: the graph holds a node and two marks per value
+    until the walk ends — 1.2 GB for a 36 MB marketplace quote file, twice the values themselves — and the walk is a
+    second pass. Each event is dropped as soon as its value is made. Common scalars (plain strings, decimal ints
+    and floats, ISO dates) are converted directly; the rest go through PyYAML's safe constructor."""
+
     def __init__(self, file: str, budget: int = MAX_NODES) -> None:
         self.file = file
         self.budget = budget
         self.lines: dict[PathT, int] = {}
+        self.order: list[tuple[PathT, int]] = []
+        """Lines in the order recorded (an anchor replays its share of them under each alias's path)."""
         self.count = 0
         self.constructor = yaml.SafeLoader("")
+        self.anchors: dict[str, tuple[Any, int, list[tuple[PathT, int]]]] = {}
+        self.resolved: dict[str, str] = {}
+        """Tag of each plain scalar text seen (the resolver's regular expressions run once per distinct text)."""
+        self.anchored = 0
+        """Anchored maps and lists open: only then are lines also kept in order (a file without anchors keeps one
+        record per path, not two)."""
 
-    def build(self, node: yaml.Node, path: PathT) -> Any:
-        self.count += 1
+    def _line(self, path: PathT, line: int, force: bool = False) -> None:
+        if force or path not in self.lines:
+            self.lines[path] = line
+            if self.anchored:
+                self.order.append((path, line))
+
+    def _count(self, n: int, line: int) -> None:
+        self.count += n
         if self.count > self.budget:
             raise InputError(f"document expands to more than {self.budget:,} values (YAML alias bomb?)",
-                             file=self.file, line=node.start_mark.line + 1)
-        self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            if node.tag != _MAP_TAG:
-                raise self._tag_error(node)
-            out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise InputError("YAML merge keys (<<) are not supported; write the keys out",
-                                     file=self.file, line=key_node.start_mark.line + 1, path=path_str(path))
-                key = self.build(key_node, path + ("<key>",))
-                if not isinstance(key, (str, int, float, bool)) or key is None:
-                    raise InputError("mapping keys must be plain scalars", file=self.file,
-                                     line=key_node.start_mark.line + 1, path=path_str(path))
-                key = str(key)
-                if key in out:
-                    raise InputError(f"duplicate key '{key}' (an earlier value would be silently lost)",
-                                     file=self.file, line=key_node.start_mark.line + 1,
-                                     path=path_str(path + (key,)))
-                self.lines[path + (key,)] = key_node.start_mark.line + 1
-                out[key] = self.build(value_node, path + (key,))
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            if node.tag != _SEQ_TAG:
-                raise self._tag_error(node)
-            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
-        if node.tag not in _SCALAR_TAGS:
-            raise self._tag_error(node)
-        try:
-            value = self.constructor.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError) as exc:
-            raise InputError(f"cannot read value {node.value!r}: {exc}", file=self.file,
-                             line=node.start_mark.line + 1, path=path_str(path)) from None
+                             file=self.file, line=line)
+
+    def build(self, loader: Any) -> Any:
+        stack: list[_Frame] = []
+        root: list[Any] = []
+        documents = 0
+        get_event, scalar_event = loader.get_event, yaml.ScalarEvent
+        while True:
+            event: Any = get_event()
+            if type(event) is scalar_event and stack and stack[-1].is_map and event.anchor is None:
+                top = stack[-1]
+                if top.key is None:
+                    top.key = self._key(event, top)
+                    continue
+                # a map's scalar value: its path's line is its key's, recorded with the key
+                line = _line(event)
+                self._count(1, line)
+                top.value[top.key] = self._scalar(event, top.path + (top.key,), line)
+                top.key = None
+                continue
+            if isinstance(event, yaml.StreamEndEvent):
+                break
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise InputError("expected one YAML document, found more (a second `---`)", file=self.file,
+                                     line=_line(event))
+                continue
+            if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
+                continue
+            line = _line(event)
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = stack.pop()
+                self._finish(frame, stack, root)
+                continue
+            parent = stack[-1] if stack else None
+            if parent is not None and parent.is_map and parent.key is None:
+                parent.key = self._key(event, parent)
+                continue
+            path = self._child_path(parent)
+            if isinstance(event, yaml.AliasEvent):
+                self._place(self._alias(event, path, line), parent, root)
+                continue
+            self._count(1, line)
+            self._line(path, line)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                is_map = isinstance(event, yaml.MappingStartEvent)
+                tag = event.tag if event.tag not in (None, "!") else (_MAP_TAG if is_map else _SEQ_TAG)
+                if tag != (_MAP_TAG if is_map else _SEQ_TAG):
+                    raise self._tag_error(tag, line)
+                if len(stack) >= MAX_DEPTH:
+                    raise InputError("input is nested too deeply", file=self.file, line=line)
+                if event.anchor is not None:
+                    self.anchored += 1
+                    self.order.append((path, line))
+                stack.append(_Frame({} if is_map else [], path, line, event.anchor, self.count - 1,
+                                    len(self.order) - 1))
+                continue
+            value = self._scalar(event, path, line)
+            if event.anchor is not None:
+                self.anchors[event.anchor] = (value, 1, [((), line)])
+            self._place(value, parent, root)
+        if not root:
+            raise InputError("file is empty", file=self.file)
+        return root[0]
+
+    def _child_path(self, parent: _Frame | None) -> PathT:
+        if parent is None:
+            return ()
+        if parent.is_map:
+            assert parent.key is not None
+            return parent.path + (parent.key,)
+        return parent.path + (len(parent.value),)
+
+    def _place(self, value: Any, parent: _Frame | None, root: list[Any]) -> None:
+        if parent is None:
+            root.append(value)
+        elif parent.is_map:
+            assert parent.key is not None
+            parent.value[parent.key] = value
+            parent.key = None
+        else:
+            parent.value.append(value)
+
+    def _finish(self, frame: _Frame, stack: list[_Frame], root: list[Any]) -> None:
+        if frame.anchor is not None:
+            n = len(frame.path)
+            self.anchors[frame.anchor] = (frame.value, self.count - frame.count0,
+                                          [(p[n:], ln) for p, ln in self.order[frame.lines0:]])
+            self.anchored -= 1
+            if not self.anchored:
+                self.order.clear()
+        self._place(frame.value, stack[-1] if stack else None, root)
+
+    def _key(self, event: Any, parent: _Frame) -> str:
+        line = _line(event)
+        if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            raise InputError("mapping keys must be plain scalars", file=self.file, line=line,
+                             path=path_str(parent.path))
+        if isinstance(event, yaml.AliasEvent):
+            got = self.anchors.get(str(event.anchor))
+            key = got[0] if got is not None else None
+            if got is None:
+                raise InputError(f"found undefined alias {event.anchor!r}", file=self.file, line=line)
+        else:
+            tag = self._tag_of(event)
+            if tag == "tag:yaml.org,2002:merge":
+                raise InputError("YAML merge keys (<<) are not supported; write the keys out", file=self.file,
+                                 line=line, path=path_str(parent.path))
+            self._count(1, line)
+            key = self._scalar(event, parent.path + ("<key>",), line)
+        if not isinstance(key, (str, int, float, bool)) or key is None:
+            raise InputError("mapping keys must be plain scalars", file=self.file, line=line,
+                             path=path_str(parent.path))
+        key = str(key)
+        if key in parent.value:
+            raise InputError(f"duplicate key '{key}' (an earlier value would be silently lost)", file=self.file,
+                             line=line, path=path_str(parent.path + (key,)))
+        self._line(parent.path + (key,), line, force=True)
+        return key
+
+    def _alias(self, event: Any, path: PathT, line: int) -> Any:
+        got = self.anchors.get(event.anchor)
+        if got is None:
+            raise InputError(f"found undefined alias {event.anchor!r}", file=self.file, line=line)
+        value, size, lines = got
+        self._count(size, line)
+        for rel, ln in lines:
+            self._line(path + rel, ln)
+        return copy.deepcopy(value)
+
+    def _tag_of(self, event: Any) -> str:
+        if event.tag not in (None, "!"):
+            return str(event.tag)
+        if not event.implicit[0]:
+            return "tag:yaml.org,2002:str"  # quoted: a string, as the resolver says
+        text = event.value
+        tag = self.resolved.get(text)
+        if tag is None:
+            tag = str(self.constructor.resolve(yaml.ScalarNode, text, event.implicit))
+            if len(self.resolved) < 100_000:
+                self.resolved[text] = tag
+        return tag
+
+    def _scalar(self, event: Any, path: PathT, line: int) -> Any:
+        tag = self._tag_of(event)
+        if tag not in _SCALAR_TAGS:
+            raise self._tag_error(tag, line)
+        text = event.value
+        if tag == "tag:yaml.org,2002:str":
+            return text
+        if tag == "tag:yaml.org,2002:int" and _INT.match(text):
+            return int(text)
+        if tag == "tag:yaml.org,2002:float" and _FLOAT.match(text):
+            value: Any = float(text)
+        elif tag == "tag:yaml.org,2002:timestamp" and _DATE.match(text):
+            try:
+                return date.fromisoformat(text)
+            except ValueError as exc:
+                raise InputError(f"cannot read value {text!r}: {exc}", file=self.file, line=line,
+                                 path=path_str(path)) from None
+        else:
+            node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+            try:
+                value = self.constructor.construct_object(node, deep=True)
+            except (yaml.YAMLError, ValueError) as exc:
+                raise InputError(f"cannot read value {text!r}: {exc}", file=self.file, line=line,
+                                 path=path_str(path)) from None
         if isinstance(value, float) and not math.isfinite(value):
-            raise InputError(f"expected a finite number, got {node.value!r}", file=self.file,
-                             line=node.start_mark.line + 1, path=path_str(path))
+            raise InputError(f"expected a finite number, got {text!r}", file=self.file, line=line,
+                             path=path_str(path))
         return value
 
-    def _tag_error(self, node: yaml.Node) -> InputError:
-        return InputError(f"YAML tag {node.tag!r} is not allowed (only plain data: maps, lists, strings, "
-                          "numbers, booleans, dates)", file=self.file, line=node.start_mark.line + 1)
+    def _tag_error(self, tag: str, line: int) -> InputError:
+        return InputError(f"YAML tag {tag!r} is not allowed (only plain data: maps, lists, strings, numbers, "
+                          "booleans, dates)", file=self.file, line=line)
 
 
 def parse_text(text: str, file: str) -> Source:
     """Parse YAML text into a `Source`; every failure is an `InputError` naming `file`."""
+    builder = _Builder(file, MAX_NODES + len(text))
     try:
-        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = builder.build(getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -188,13 +377,6 @@ def parse_text(text: str, file: str) -> Source:
         raise InputError(f"YAML syntax error{col}: {problem}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"YAML error: {exc}", file=file) from None
-    except RecursionError:
-        raise InputError("input is nested too deeply", file=file) from None
-    if node is None:
-        raise InputError("file is empty", file=file)
-    builder = _Builder(file, MAX_NODES + len(text))
-    try:
-        data = builder.build(node, ())
     except RecursionError:
         raise InputError("input is nested too deeply", file=file) from None
     return Source(file=file, data=data, lines=builder.lines)

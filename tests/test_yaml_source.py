@@ -1,0 +1,73 @@
+"""The YAML reader (`inputs/yamlsrc.py`): built from parser events in one pass, it must give exactly what PyYAML's
+own safe loader gives for plain data, the line of every field, and one-line errors for what is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from solver.errors import InputError
+from solver.inputs.yamlsrc import parse_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "catalogs").rglob("*.yaml")) + sorted((ROOT / "constraints").glob(
+    "*.yaml")), ids=lambda p: p.name)
+def test_values_are_pyyamls(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert parse_text(text, path.name).data == _str_keys(yaml.safe_load(text))
+
+
+def _str_keys(value: Any) -> Any:
+    """PyYAML's value with every mapping key as text, as the reader gives them (paths name keys as text)."""
+    if isinstance(value, dict):
+        return {str(k): _str_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_str_keys(v) for v in value]
+    return value
+
+
+def test_scalars_anchors_and_lines() -> None:
+    text = """\
+a: 1
+b: -2.5e+3
+c: 0x1F
+d: 2027-03-01
+e: "2027-03-01"
+f: yes
+g: ~
+h: 1_000
+base: &q {system: dgx-b200, price_usd: 410000}
+list:
+  - *q
+  - {system: hgx-h100, price_usd: 1.5}
+"""
+    src = parse_text(text, "t.yaml")
+    assert src.data == _str_keys(yaml.safe_load(text))
+    assert src.lines[("d",)] == 4 and src.lines[("list", 1, "price_usd")] == 12
+    assert src.lines[("list", 0, "system")] == 9, "an alias's fields point at the anchor's lines"
+    src.data["list"][0]["system"] = "changed"
+    assert src.data["base"]["system"] == "dgx-b200", "an alias is a copy, not the anchor's object"
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("a: 1\n---\nb: 2\n", "one YAML document", 2),
+    ("a: 1\na: 2\n", "duplicate key 'a'", 2),
+    ("a: !!python/object:os.system x\n", "is not allowed", 1),
+    ("x: &a {k: 1}\ny:\n  <<: *a\n", "merge keys", 3),
+    ("? [a]\n: 1\n", "plain scalars", 1),
+    ("a: .inf\n", "finite number", 1),
+    ("a: *nowhere\n", "undefined alias", 1),
+    ("a: [1, 2\n", "YAML syntax error", None),
+    ("# only a comment\n", "file is empty", None),
+])
+def test_refusals_are_one_line(text: str, message: str, line: int | None) -> None:
+    with pytest.raises(InputError) as exc:
+        parse_text(text, "t.yaml")
+    assert message in str(exc.value)
+    if line is not None:
+        assert exc.value.line == line
