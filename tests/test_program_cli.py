@@ -43,6 +43,22 @@ def test_cli_json_contract_and_determinism(runner: CliRunner) -> None:
                                              + sum(p["cost_usd"] for p in prog["porting"]), abs=len(prog) + 10)
 
 
+def test_a_search_stopped_by_the_time_limit_says_so_with_a_true_bound(runner: CliRunner) -> None:
+    """A deterministic time limit too short to prove the optimum: exit 3, the best program found and a bound that
+    the proven optimum (solved here without the limit) respects; the text says the answer may change."""
+    args = ["solve", "constraints/program-200b.yaml", "--format", "json"]
+    stopped = runner.invoke(main, args + ["--time-limit", "0.05"])
+    assert stopped.exit_code == 3, stopped.output
+    d = json.loads(stopped.output)
+    proven = json.loads(runner.invoke(main, args).output)
+    assert d["status"] == "feasible" and proven["status"] == "optimal"
+    # money is rounded up to $1k per term in the model: the optimum's dollars may exceed a worse plan's by that much
+    slack = 1000 * (len(d["program"]["workloads"]) + sum(p["lots"] for p in d["program"]["purchases"]) + 2)
+    assert d["program"]["bound_usd"] <= proven["program"]["cost_usd"] <= d["program"]["cost_usd"] + slack
+    text = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--time-limit", "0.05"]).output
+    assert "proven bound; gap" in text and "the answer may change" in text
+
+
 def test_cli_text_and_infeasible_exit(runner: CliRunner) -> None:
     ok = runner.invoke(main, ["solve", "constraints/program-200b.yaml"])
     assert ok.exit_code == 0 and "Purchases" in ok.output and "per quarter" in ok.output and "|" in ok.output

@@ -221,6 +221,16 @@ def render_program(rep: ProgramReport) -> str:
               "infeasible": "INFEASIBLE", "unknown": "UNKNOWN (no plan found within the time limit)"}[o.status]
     lines = [f"Program {rep.program.spec.name}: {status} over {n:,} candidate runs "
              f"({rep.data.sizes_per_option} sizes per option and quote) for {len(rep.data.workloads)} workloads", ""]
+    if o.status == "feasible" and o.plan is not None and o.bound_units is not None:
+        model = o.plan.model_cost_units
+        gap = (model - o.bound_units) / model if model > 0 else 0.0
+        lines += [f"The time limit stopped the search: this is the best program found (model cost "
+                  f"${model * 1000 / 1e6:,.2f}M); no program costs less than ${o.bound_units * 1000 / 1e6:,.2f}M "
+                  f"(proven bound; gap {gap:.1%}). With more time (--time-limit, --max-seconds) the answer may "
+                  "change.", ""]
+    elif o.status == "unknown":
+        lines += ["The time limit stopped the search before any program was found; with more time (--time-limit, "
+                  "--max-seconds) one may be.", ""]
     if o.plan is not None:
         lines += _plan_text(rep, o.plan)
     lines += _explanation_text(rep)
