@@ -298,7 +298,7 @@ def _frontier_program(program: Any, points: int, fmt: str, chart_path: str | Non
         out.write("no plan satisfies the program at any end date; `plan solve` explains why.\n")
         return 1
     rows = [{"end_by": (program.as_of + timedelta(days=pt.end_by)).isoformat(), "chosen": pt.chosen,
-             **headline(pt.report)} for pt in found]
+             "fastest_proven": pt.fastest_proven, **headline(pt.report)} for pt in found]
     name = program.spec.name
     out.write(to_json(program_frontier_dict(name, program.as_of.isoformat(), rows)) if fmt == "json"
               else render_program_frontier(name, rows, "github" if fmt == "markdown" else "simple"))

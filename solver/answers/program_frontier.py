@@ -33,6 +33,9 @@ class ProgramFrontierPoint:
     report: ProgramReport
     chosen: bool
     """The program `plan solve` chooses (the cheapest; the frontier's last point)."""
+    fastest_proven: bool = True
+    """False on the first point when the search for the fastest end stopped at its time limit (an earlier end may
+    exist)."""
 
 
 def by_date(data: ProgramData, day: int) -> ProgramData:
@@ -65,10 +68,10 @@ def program_frontier(pp: ProgramProblem, limits: Limits, points: int = 8) -> lis
     if cheapest.plan is None:
         return []
     last = cheapest.plan.end_day
-    first, _proven = fastest_end(data, limits)
+    first, proven = fastest_end(data, limits)
     first = last if first is None else min(first, last)
     days = sorted({first + round((last - first) * i / max(1, points - 1)) for i in range(points)})
-    out = []
+    out: list[ProgramFrontierPoint] = []
     for day in days:
         if day == last:
             outcome = cheapest
@@ -82,7 +85,8 @@ def program_frontier(pp: ProgramProblem, limits: Limits, points: int = 8) -> lis
         check_program(pp, outcome.plan)
         if outcome.plan.end_day > day:
             raise InternalError(f"a frontier plan ends on day {outcome.plan.end_day}, after its date {day}")
-        out.append(ProgramFrontierPoint(day, _report(pp, dated, outcome, 0.0, False), day == last))
+        out.append(ProgramFrontierPoint(day, _report(pp, dated, outcome, 0.0, False), day == last,
+                                        proven or bool(out)))
     return out
 
 

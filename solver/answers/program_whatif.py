@@ -16,7 +16,7 @@ the site's price.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,15 +148,13 @@ def quote_use(row: dict[str, Any], qid: str) -> tuple[Any, ...]:
 
 
 @collect.paused()
-def program_break_even(pp: ProgramProblem, base: ProgramReport, limits: Limits,
-                       solve: Callable[[ProgramProblem], ProgramReport] | None = None) -> dict[str, Any] | None:
+def program_break_even(pp: ProgramProblem, base: ProgramReport, limits: Limits) -> dict[str, Any] | None:
     """The price of the chosen program's main quote (`main_quote`) above which the optimal program no longer uses
     it as it does (the same nodes bought from it, the same runs on it), by bisection on whole-program re-solves to
     `BREAK_EVEN_RESOLUTION`; with the plan just above that price. None when there is no plan."""
     qid = main_quote(base)
     if qid is None:
         return None
-    run = solve or (lambda varied: solve_program(varied, limits))
     q = pp.first.catalog.quotes[qid]
     field = PRICE_FIELDS[q.mode]
     price = float(getattr(q, field))
@@ -167,7 +165,7 @@ def program_break_even(pp: ProgramProblem, base: ProgramReport, limits: Limits,
 
     def holds(p: float) -> bool:
         log.info("program break-even: %s at %.2f", qid, p)
-        row = headline(run(pp.with_changes([Change(("quotes", qid, field), p, "break-even search")])))
+        row = headline(solve_program(pp.with_changes([Change(("quotes", qid, field), p, "break-even search")]), limits))
         if quote_use(row, qid) == use:
             return True
         above[f"{p:.6f}"] = row

@@ -125,7 +125,9 @@ def render_program_frontier(name: str, rows: Sequence[dict[str, Any]], fmt: str 
     title = (f"Time-cost frontier of program {name}: each row is the cheapest program ending by its date (blank status "
              "= proven optimal over the candidates), fastest first:")
     fixed = _fixed(rows, None, varying)
-    return clean(title + "\n" + table + ("\n" + fixed if fixed else "")) + "\n"
+    note = ("\n  the first date is the earliest end found, not proven the earliest: the search for it reached its time "
+            "limit" if rows and not rows[0].get("fastest_proven", True) else "")
+    return clean(title + "\n" + table + ("\n" + fixed if fixed else "") + note) + "\n"
 
 
 def program_frontier_dict(name: str, as_of: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
