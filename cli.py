@@ -274,12 +274,15 @@ def _risk_program(program: Any, bins: int, fmt: str, chart_path: str | None, lim
     from solver.answers.program_risk import program_risk
     from solver.render.jsonout import to_json
     from solver.render.program_risk import program_risk_dict, render_program_risk
-    _refuse_for_programs({"--chart": chart_path, "--allow-expired": allow_expired})
+    _refuse_for_programs({"--allow-expired": allow_expired})
     risk = program_risk(program, solve_program(program, limits), bins)
     if risk is None:
         out.write("no plan satisfies the program: `plan solve` explains why.\n")
         return 1
     name, as_of = program.spec.name, program.as_of
+    if chart_path:
+        from solver.render.program_risk import program_risk_chart
+        program_risk_chart(as_of, risk, chart_path)
     out.write(to_json(program_risk_dict(name, as_of, risk)) if fmt == "json"
               else render_program_risk(name, as_of, risk))
     return 0
@@ -292,13 +295,16 @@ def _frontier_program(program: Any, points: int, fmt: str, chart_path: str | Non
     from solver.answers.program_frontier import program_frontier
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_frontier_dict, render_program_frontier
-    _refuse_for_programs({"--chart": chart_path, "--allow-expired": allow_expired})
+    _refuse_for_programs({"--allow-expired": allow_expired})
     found = program_frontier(program, limits, points)
     if not found:
         out.write("no plan satisfies the program at any end date; `plan solve` explains why.\n")
         return 1
     rows = [{"end_by": (program.as_of + timedelta(days=pt.end_by)).isoformat(), "chosen": pt.chosen,
              "fastest_proven": pt.fastest_proven, **headline(pt.report)} for pt in found]
+    if chart_path:
+        from solver.render.program_whatif import program_frontier_chart
+        program_frontier_chart(rows, chart_path)
     name = program.spec.name
     out.write(to_json(program_frontier_dict(name, program.as_of.isoformat(), rows)) if fmt == "json"
               else render_program_frontier(name, rows, "github" if fmt == "markdown" else "simple"))

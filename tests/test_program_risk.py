@@ -113,6 +113,17 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-def test_program_risk_bad_options(runner: CliRunner, tmp_path: Path) -> None:
-    r = runner.invoke(main, ["risk", SMALL, "--chart", str(tmp_path / "x.png")])
-    assert r.exit_code == 2 and "--chart" in r.output and len(r.output.strip().splitlines()) == 1
+def test_program_risk_bad_options(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["risk", SMALL, "--allow-expired"])
+    assert r.exit_code == 2 and "--allow-expired" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_program_charts(runner: CliRunner, tmp_path: Path) -> None:
+    """With the chart extra, `plan risk` and `plan frontier` of a program draw their pictures."""
+    pytest.importorskip("matplotlib")
+    for command in ("risk", "frontier"):
+        out = tmp_path / f"{command}.svg"
+        r = runner.invoke(main, [command, SMALL, "--chart", str(out)] + (["--points", "3"] if command == "frontier"
+                                                                           else []))
+        assert r.exit_code == 0, r.output
+        assert out.read_text().lstrip().startswith("<?xml")

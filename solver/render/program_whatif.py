@@ -135,5 +135,31 @@ def program_frontier_dict(name: str, as_of: str, rows: Sequence[dict[str, Any]])
             "frontier": list(rows)}
 
 
-__all__ = ["render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep", "program_sweep_dict",
-           "render_program_frontier", "program_frontier_dict"]
+def program_frontier_chart(rows: Sequence[dict[str, Any]], path: str) -> None:
+    """`plan frontier PROGRAM --chart`: cost (and cash) of the cheapest program against the date it ends by; the
+    program `plan solve` chooses marked."""
+    from datetime import date as _date
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    days: Any = [_date.fromisoformat(r["end_by"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.step(days, [r["cost_usd"] / 1e6 for r in rows], where="post", marker="o", label="cost")
+    ax.step(days, [r["cash_usd"] / 1e6 for r in rows], where="post", marker=".", linestyle=":", label="cash")
+    for d, r in zip(days, rows, strict=True):
+        if r["chosen"]:
+            ax.annotate("plan solve's", (d, r["cost_usd"] / 1e6), fontsize=8, xytext=(-60, 12),
+                        textcoords="offset points", arrowprops={"arrowstyle": "->"})
+    ax.set_ylabel("$M")
+    ax.set_title("cheapest program ending by each date", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = ["program_frontier_chart", "render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep",
+           "program_sweep_dict", "render_program_frontier", "program_frontier_dict"]
