@@ -64,6 +64,15 @@ def frontier_chart(points: list[Any], deadline: Any, path: str) -> None:
     plt.close(fig)
 
 
+def draw_tornado(ax: Any, bars: list[tuple[str, float, float]], title: str) -> None:
+    """A tornado of probabilities on `ax`: one bar per (label, low, high), the first on top."""
+    for i, (_label, lo, hi) in enumerate(reversed(bars)):
+        ax.barh(i, max(hi - lo, 0.004), left=lo, color="tab:blue")
+    ax.set_yticks(range(len(bars)), [b[0] for b in reversed(bars)], fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_title(title, fontsize=9)
+
+
 def risk_chart(rep: Any, path: str) -> None:
     """`plan risk --chart`: the finish-date and cost histograms and the tornado of P(deadline)."""
     import matplotlib
@@ -84,14 +93,8 @@ def risk_chart(rep: Any, path: str) -> None:
     ax.bar([(a + b) / 2e6 for a, b, _w in rep.cost_bins], [w for _a, _b, w in rep.cost_bins],
            width=max(1e-9, (rep.cost_bins[0][1] - rep.cost_bins[0][0]) / 1e6))
     ax.set_title("cost ($M)")
-    ax = axes[2]
-    swings = [sw for sw in rep.swings if None not in sw.p_deadline]
-    for i, sw in enumerate(reversed(swings)):
-        lo, hi = sorted(sw.p_deadline)
-        ax.barh(i, max(hi - lo, 0.004), left=lo, color="tab:blue")
-    ax.set_yticks(range(len(swings)), [sw.label for sw in reversed(swings)], fontsize=7)
-    ax.set_xlim(0, 1)
-    ax.set_title("P(deadline): each uncertainty at its deciles", fontsize=9)
+    draw_tornado(axes[2], [(sw.label, *sorted(sw.p_deadline)) for sw in rep.swings if None not in sw.p_deadline],
+                 "P(deadline): each uncertainty at its deciles")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -75,6 +75,8 @@ def program_risk_chart(as_of: date, risk: ProgramRisk, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .chart import draw_tornado
+
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     ax = axes[0]
     ax.bar([as_of + timedelta(days=(a + b) / 2) for a, b, _w in risk.end_bins],
@@ -87,14 +89,12 @@ def program_risk_chart(as_of: date, risk: ProgramRisk, path: str) -> None:
            width=max(1e-9, (risk.cost_bins[0][1] - risk.cost_bins[0][0]) / 1e6))
     ax.axvline(risk.cost_planned / 1e6, color="tab:red", linestyle="--", linewidth=1)
     ax.set_title("cost, $M (dashed: planned)", fontsize=9)
-    ax = axes[2]
-    swings = [s for s in risk.swings if None not in s.p_all]
-    for i, s in enumerate(reversed(swings)):
-        lo, hi = sorted(x for x in s.p_all if x is not None)
-        ax.barh(i, max(hi - lo, 0.004), left=lo, color="tab:blue")
-    ax.set_yticks(range(len(swings)), [s.label for s in reversed(swings)], fontsize=7)
-    ax.set_xlim(0, 1)
-    ax.set_title("P(every deadline): each uncertainty at its deciles", fontsize=9)
+    bars: list[tuple[str, float, float]] = []
+    for s in risk.swings:
+        a, b = s.p_all
+        if a is not None and b is not None:
+            bars.append((s.label, min(a, b), max(a, b)))
+    draw_tornado(axes[2], bars, "P(every deadline): each uncertainty at its deciles")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
