@@ -34,12 +34,12 @@ import numpy as np
 
 from ..estimate.delivery import install_days
 from ..estimate.options import Option, Point, build_universe, node_cost_at, plan_fixed_cost_at
-from ..estimate.program import Candidate, LotQuote, held_tables
+from ..estimate.program import Candidate, LotQuote, held_tables, run_money
 from ..estimate.scenarios import CostCurve, cvar, quantile, wall_hours, wall_kinks
 from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days, price_factor
 from ..inputs.catalog import PRICE_FIELDS
 from ..inputs.program import ProgramProblem
-from ..solve.program import ProgramPlan, RunPlan
+from ..solve.program import RunPlan
 from .program import ProgramReport
 from .risk import LABEL, TORNADO_Z, UNFAVOURABLE, draws_for, histogram
 
@@ -114,29 +114,34 @@ class _Run:
     """The candidate's cost beyond its lines (the rules' additions), kept as planned."""
 
 
-def _runs(pp: ProgramProblem, plan: ProgramPlan) -> list[_Run]:
-    out = []
+@dataclass(frozen=True)
+class Prepared:
+    """What the scenarios of one plan read and no draw changes, made once for every simulation of it (the risk
+    and each bar of the tornado): each run's option and point, in the order they start, and each bought quote's
+    held-days cost parts."""
+
+    runs: tuple[_Run, ...]
+    lot_parts: dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def prepare_plan(pp: ProgramProblem, report: ProgramReport) -> Prepared:
+    plan = report.outcome.plan
+    assert plan is not None
+    runs = []
     for r in sorted(plan.runs, key=lambda r: (r.start_day, r.end_day, r.workload)):
         o, pt = _point_of(pp, r.candidate)
-        out.append(_Run(r, o, pt, r.candidate.cost_usd - _lines_at(pp, r.candidate, o, pt, None, None)))
-    return out
+        planned = run_money(pp.problem_of(r.workload), pt, r.candidate.quote)[0]
+        runs.append(_Run(r, o, pt, r.candidate.cost_usd - planned))
+    parts = {p.quote.quote: _lot_parts(pp, p.quote, report.data.calendar_days) for p in plan.purchases}
+    return Prepared(tuple(runs), parts)
 
 
-def _lines_at(pp: ProgramProblem, c: Candidate, o: Option, pt: Point, wall: np.ndarray | None,
+def _lines_at(pp: ProgramProblem, c: Candidate, o: Option, pt: Point, wall: np.ndarray,
               factor: np.ndarray | None) -> Any:
-    """A run's cost lines (without porting, which the program pays once) at `wall` hours per scenario, or as the
-    planner priced them when `wall` is None."""
+    """A run's cost lines (without porting, which the program pays once) at `wall` hours per scenario."""
     problem = pp.problem_of(c.workload)
     a = problem.assumptions.values
     porting = o.porting.weeks * a.money.engineer_usd_per_month * 12.0 / 52.0
-    if wall is None:
-        assert pt.time is not None
-        fixed = pt.fixed.total_cost - pt.fixed.cost.get("porting", 0.0)
-        if c.quote is not None:
-            return c.nodes * pt.per_node.cost(c.quote) + fixed
-        site = problem.spec.site
-        assert site is not None
-        return pt.power_kw * site.pue * site.electricity_usd_per_kwh * pt.time.wall_hours + fixed
     lo, hi = float(wall.min()), float(wall.max())
     total = CostCurve.of(lambda h: plan_fixed_cost_at(o, problem, c.nodes, h) - porting, lo, hi,
                          wall_kinks(a.money, 0.0, 0.0))(wall)
@@ -167,10 +172,12 @@ def _lot_parts(pp: ProgramProblem, lq: LotQuote, horizon: int) -> tuple[np.ndarr
     return at_1 - (at_2 - at_1), at_2 - at_1
 
 
-def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws) -> Simulated:
+def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws, prepared: Prepared | None = None
+             ) -> Simulated:
     """Every workload's finish day, the program's end and its cost in every scenario (see module docstring)."""
     plan = report.outcome.plan
     assert plan is not None
+    prepared = prepared or prepare_plan(pp, report)
     a = pp.first.assumptions.values
     cat = pp.first.catalog
     leads: dict[str, np.ndarray] = {}
@@ -188,7 +195,7 @@ def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws) -> Simulat
     on_resource: dict[str, list[tuple[int, str]]] = {}
     after = {w.id: w.after for w in report.data.workloads}
     cost = np.zeros(draws.n)
-    for run in _runs(pp, plan):
+    for run in prepared.runs:
         r, c, o, pt = run.run, run.run.candidate, run.option, run.point
         assert pt.time is not None
         wall = wall_hours(pt.time, a.reliability.restart_hours, mfu_factor(draws, a, o.accel.software, o.accel.cls),
@@ -215,9 +222,8 @@ def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws) -> Simulat
         factor = price_factor(draws, a, c.quote) if c.quote is not None else None
         cost = cost + _lines_at(pp, c, o, pt, wall, factor) + run.extra_usd
     end = np.max(np.stack(list(finish.values())), axis=0)
-    horizon = report.data.calendar_days
     for p, day in zip(plan.purchases, delivered, strict=True):
-        fixed, per_price = _lot_parts(pp, p.quote, horizon)
+        fixed, per_price = prepared.lot_parts[p.quote.quote]
         q = cat.quotes[p.quote.quote]
         held = np.clip(end - day, 0, len(fixed) - 1).astype(np.int64)
         price = q.price * (price_factor(draws, a, q.id) if q.kind == "estimate" else 1.0)
@@ -245,7 +251,8 @@ def program_risk(pp: ProgramProblem, report: ProgramReport, bins: int = 12,
         return None
     draws = draws_for(pp.first, scenarios)
     log.info("program risk: %d scenarios", draws.n)
-    sim = simulate(pp, report, draws)
+    prepared = prepare_plan(pp, report)
+    sim = simulate(pp, report, draws, prepared)
     workloads = []
     for w in report.data.workloads:
         f = np.sort(sim.finish[w.id])
@@ -257,7 +264,7 @@ def program_risk(pp: ProgramProblem, report: ProgramReport, bins: int = 12,
     for group in sorted(UNFAVOURABLE):
         figures = []
         for sign in (-1.0, 1.0):
-            held = simulate(pp, report, draws.holding(group, sign * UNFAVOURABLE[group] * TORNADO_Z))
+            held = simulate(pp, report, draws.holding(group, sign * UNFAVOURABLE[group] * TORNADO_Z), prepared)
             figures.append((_p_all(report, held), float(held.cost.mean())))
         swings.append(ProgramSwing(group, LABEL[group], (figures[0][0], figures[1][0]),
                                    (figures[0][1], figures[1][1])))

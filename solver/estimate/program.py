@@ -198,6 +198,18 @@ def _run_lines(pt: Point) -> tuple[float, float]:
     return (lines.total_cost - lines.cost.get("porting", 0.0), lines.total_cash - lines.cash.get("porting", 0.0))
 
 
+def run_money(problem: Problem, pt: Point, quote: str | None) -> tuple[float, float]:
+    """(cost, cash) of one run at point `pt` before the rules' additions: on a rented quote its nodes' lines, on
+    owned nodes the energy it draws (the hardware is the lots'), plus the per-plan lines other than porting."""
+    run_cost, run_cash = _run_lines(pt)
+    if quote is not None:
+        return pt.n * pt.per_node.cost(quote) + run_cost, pt.n * pt.per_node.cash(quote) + run_cash
+    site = problem.spec.site
+    assert site is not None and pt.time is not None
+    energy = pt.power_kw * site.pue * site.electricity_usd_per_kwh * pt.time.wall_hours
+    return energy + run_cost, energy + run_cash
+
+
 def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, int]) -> list[Candidate]:
     """The workload's candidates on one option: every fitting point on every source (a rented quote, or the owned
     pool)."""
@@ -216,14 +228,7 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
                 continue
             if q is None and (site is None or pt.n > owned_cap.get(o.system.id, 0)):
                 continue
-            run_cost, run_cash = _run_lines(pt)
-            if q is not None:
-                cost = pt.n * pt.per_node.cost(q.id) + run_cost
-                cash = pt.n * pt.per_node.cash(q.id) + run_cash
-            else:
-                assert site is not None
-                energy = pt.power_kw * site.pue * site.electricity_usd_per_kwh * pt.time.wall_hours
-                cost, cash = energy + run_cost, energy + run_cash
+            cost, cash = run_money(problem, pt, q.id if q is not None else None)
             add, delay = _rule_terms(problem, o, pt, cost)
             start = ready + delay
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
@@ -567,4 +572,4 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
            "workload_data", "lot_quotes", "gathered", "reduced", "calendar_days", "free_quotes", "undominated",
            "reduce_candidates",
-           "hardware_floor", "relaxed", "held_tables", "MAX_DAY"]
+           "hardware_floor", "relaxed", "held_tables", "run_money", "MAX_DAY"]

@@ -137,16 +137,15 @@ def _line(event: Any) -> int:
 
 
 class _Frame:
-    """A map or list being built: its value, path, first line, the key waiting for its value (maps), and what it
-    records for an anchor (its size in values and the lines under it) when it has one."""
+    """A map or list being built: its value, path, the key waiting for its value (maps), and what it records for
+    an anchor (its size in values and the lines under it) when it has one."""
 
-    __slots__ = ("value", "is_map", "path", "line", "key", "anchor", "count0", "lines0")
+    __slots__ = ("value", "is_map", "path", "key", "anchor", "count0", "lines0")
 
-    def __init__(self, value: Any, path: PathT, line: int, anchor: str | None, count0: int, lines0: int) -> None:
+    def __init__(self, value: Any, path: PathT, anchor: str | None, count0: int, lines0: int) -> None:
         self.value = value
         self.is_map = isinstance(value, dict)
         self.path = path
-        self.line = line
         self.key: str | None = None
         self.anchor = anchor
         self.count0 = count0
@@ -241,7 +240,7 @@ class _Builder:
                 if event.anchor is not None:
                     self.anchored += 1
                     self.order.append((path, line))
-                stack.append(_Frame({} if is_map else [], path, line, event.anchor, self.count - 1,
+                stack.append(_Frame({} if is_map else [], path, event.anchor, self.count - 1,
                                     len(self.order) - 1))
                 continue
             value = self._scalar(event, path, line)
