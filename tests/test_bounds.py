@@ -15,10 +15,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import solver.model.bounds as bounds_mod
 import solver.solve.grow as grow_mod
 from solver.answers.conflicts import PairOracle
 from solver.estimate.cost import buy_node_lines, cloud_node_lines
@@ -43,8 +45,8 @@ def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dic
 def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any], quotes: list[dict[str, Any]],
                                                         estimates: bool, discount: bool) -> None:
     problem = _tweak(problem, estimates, discount)
-    old = grow_mod.INITIAL_POINTS
-    grow_mod.INITIAL_POINTS = 2
+    old, old_weight, old_refine = grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, bounds_mod.REFINE_FROM
+    grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, bounds_mod.REFINE_FROM = 2, 1, 2
     try:
         with tempfile.TemporaryDirectory() as d:
             p = _load(problem, quotes, Path(d))
@@ -66,14 +68,25 @@ def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any],
                 assert alt.plan.model_cost_units == sub.cost_units, (alt.plan.pair, alt.plan.option, sub)
                 assert (alt.plan.finish - p.as_of).days == sub.finish
     finally:
-        grow_mod.INITIAL_POINTS = old
+        grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, bounds_mod.REFINE_FROM = old, old_weight, old_refine
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(), extra_quotes(), st.booleans())
+@given(problems(), extra_quotes(), st.booleans(), st.booleans())
 def test_point_bound_is_below_every_plan_at_the_point(problem: dict[str, Any], quotes: list[dict[str, Any]],
-                                                      estimates: bool) -> None:
+                                                      estimates: bool, refined: bool) -> None:
+    """Both bounds — the plain one of options with few quotes and the refined one (premium levels, earliest
+    start) of big options — are checked against the enumeration: `refined` applies the latter to every option."""
     problem = _tweak(problem, estimates, False)
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = 2 if refined else old
+    try:
+        _check_point_bounds(problem, quotes)
+    finally:
+        bounds_mod.REFINE_FROM = old
+
+
+def _check_point_bounds(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d))
         ctx = prepare(p, SolveSettings())
@@ -91,6 +104,11 @@ def test_point_bound_is_below_every_plan_at_the_point(problem: dict[str, Any], q
                     assert bound <= exact.objective, (o.id, pt.n, bound, exact)
                     low = ctx.bounds.point_lower(pt)
                     assert low is not None and low[0] <= exact.cost_units and low[2] <= exact.finish
+                    # Under a cap the exact plan meets, the bound still admits it (the earliest start a capped
+                    # plan can have is found among the quotes ready by then).
+                    capped = ctx.bounds.point_lower(pt, cost_cap=exact.cost_units)
+                    assert capped is not None and capped[0] <= exact.cost_units and capped[2] <= exact.finish, \
+                        (o.id, pt.n, capped, exact)
 
 
 @settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,3 +194,36 @@ def test_plans_from_models_with_different_cost_ceilings_compare_lexicographicall
     assert not scores_no_worse(late_cheap, early_dear, lp_time, 400, 1)
     assert scores_no_worse(late_cheap, early_dear, lp_cost, 400, 1)
     assert not scores_no_worse(early_dear, late_cheap, lp_cost, 400, 1)
+
+
+def _three_quotes() -> tuple[bounds_mod._Split, np.ndarray, np.ndarray]:
+    """Three quotes for 3 nodes: A 10/node ×2 (premium 5, ready day 10), B 12/node ×2 and C 20/node ×4 (no premium,
+    ready day 0); cash per node equal to cost."""
+    per = np.array([10, 12, 20])
+    return bounds_mod._Split(np.array([2, 2, 4]), per, per, 3), np.array([5, 0, 0]), np.array([10, 0, 0])
+
+
+def test_cost_bound_counts_each_premium_with_the_quotes_it_allows() -> None:
+    """By hand: a premium below 5 allows B and C only (2×12 + 1×20 = 44); a premium of 5 allows A too
+    (2×10 + 1×12 = 32, + 5 = 37). The least is 37 — above the plain cheapest fill plus the least premium (32)."""
+    split, slips, _ready = _three_quotes()
+    no = bounds_mod._NO_LIMIT
+    assert bounds_mod._cost_by_premium(split, slips, 0, 0, no, no) == 37
+    assert bounds_mod._cost_by_premium(split, slips, 100, 0, no, no) == 137
+    assert bounds_mod._cost_by_premium(split, slips, 0, 0, 40, no) == 37
+    assert bounds_mod._cost_by_premium(split, slips, 0, 0, 36, no) is None
+    assert bounds_mod._cost_by_premium(split, slips, 0, 0, no, 31) is None  # the cheapest cash fill is 32
+
+
+def test_earliest_start_is_the_first_day_the_ready_quotes_fit_the_limits() -> None:
+    """By hand: on day 0, B and C hold 3 nodes for 44; from day 10, A joins and the fill costs 32 (+ the least
+    premium among them, 0)."""
+    split, slips, ready = _three_quotes()
+    no = bounds_mod._NO_LIMIT
+    assert bounds_mod._earliest_start(split, ready, slips, 0, 0, no, no) == 0
+    assert bounds_mod._earliest_start(split, ready, slips, 0, 0, 44, no) == 0
+    assert bounds_mod._earliest_start(split, ready, slips, 0, 0, 43, no) == 10
+    assert bounds_mod._earliest_start(split, ready, slips, 0, 0, no, 40) == 10
+    assert bounds_mod._earliest_start(split, ready, slips, 0, 0, 31, no) is None
+    short = bounds_mod._Split(np.array([1, 1, 0]), np.array([10, 12, 20]), np.array([10, 12, 20]), 3)
+    assert bounds_mod._earliest_start(short, ready, slips, 0, 0, no, no) is None

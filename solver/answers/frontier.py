@@ -218,8 +218,8 @@ def _first_finish(ctx: Context, screen: Screen, pair: str, cap: int) -> int | No
         if first is not None and earliest >= first:
             break
         if not _out_without_deadline(screen, pt):
-            low = ctx.bounds.point_lower(pt)
-            if low is not None and low[0] <= cap:
+            low = ctx.bounds.point_lower(pt, cost_cap=cap)
+            if low is not None:
                 first = low[2] if first is None else min(first, low[2])
     return first
 

@@ -9,13 +9,17 @@ the optimum over all points (branch and bound, with CP-SAT solving the leaves an
 The bound of a point relaxes only what can only raise the objective:
 - cost ≥ fixed + the cheapest fill of n nodes from the quotes that could be used (each filled up to its
   capacity, cheapest per node first: the exact optimum of the split's LP relaxation, which drops min_nodes)
-  + the smallest delivery-slip premium among those quotes at the end of the calendar (premiums only fall as the
-  planned start moves later; waiting hardware only adds) + the surcharges of the enforced rules that match the
-  point whatever its quotes and cost (add_usd, and add_pct on each cost term, rounded as the model rounds them);
-  rules that name quotes or test the cost are left out. A negative add_pct can lower a cost, so with one the
-  bounds are switched off (`sound`).
-- finish ≥ max(option ready, earliest start, the earliest usable quote's ready day), each ready day pushed back by
-  the delays of those rules (they add up), + days.
+  + the plan's delivery-slip premium, which is at least the premium of each quote it uses at the end of the
+  calendar (premiums only fall as the planned start moves later; waiting hardware only adds): the least over
+  premium levels s of (s + the cheapest fill from the quotes whose premium is at most s) — a dear fill from
+  quotes that are sure to arrive against a cheap one that may be late (`_cost_by_premium`) — + the surcharges of
+  the enforced rules that match the point whatever its quotes and cost (add_usd, and add_pct on each cost term,
+  rounded as the model rounds them); rules that name quotes or test the cost are left out. A negative add_pct can
+  lower a cost, so with one the bounds are switched off (`sound`).
+- finish ≥ the planned start + days, and the planned start is at least the option's ready day and the earliest
+  start, each pushed back by the delays of those rules (they add up), and the first ready day by which the quotes
+  ready then can hold n nodes within the budget and a caller's cost cap (`_earliest_start`): with a marketplace
+  catalog the first quote to arrive seldom holds a whole cluster, and under a cap the cheap quotes may be late.
 A quote is usable when it is allowed (estimates policy), could supply the point (min_nodes ≤ n) and, with a
 deadline, arrives in time for the point to finish by it. Costs are in the model's integer money units, each
 per-node term rounded up exactly as the model rounds it, and the objective is `model.objective`, which is
@@ -25,12 +29,12 @@ A point with no possible plan (too little usable capacity, over the budget even 
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..estimate.options import Option, Point, PriceKey, option_quote_ready
-from ..inputs.catalog import Quote
 from ..inputs.rules import adjustments, delay_days
 from .groups import capacity_group, rule_group
 from .money import floor_units, units
@@ -48,12 +52,36 @@ class Bounds:
         self.problem = screen.problem
         self.unit = unit
         self.sound = not costs_can_fall(self.problem)
-        self._options: dict[str, tuple[list[tuple[Quote, int, int, bool]], dict[PriceKey, list[Quote]]]] = {}
+        self._options: dict[str, _Quotes] = {}
+        self._usable: dict[tuple[str, int], int] = {}
+        self._lower: dict[tuple[tuple[str, int], int | None], tuple[int, int, int] | None] = {}
+        self._templates: dict[tuple[tuple[str, int], bool], tuple[np.ndarray, np.ndarray]] = {}
 
-    def point_lower(self, pt: Point, active: Collection[str] | None = None) -> tuple[int, int, int] | None:
+    def weight(self, pt: Point) -> int:
+        """How many quotes a model may split the point's nodes over (its usable quotes, counted by `point_lower`
+        with every group enforced; all of the option's before that): the size the point adds to a model. Rented
+        capacity on one fabric per job counts one: each of its quotes is a plan alone, and the presolve keeps only
+        the few on the front of cost, cash and readiness (`reduce.py`, R1)."""
+        if pt.option.mode != "buy" and self.problem.spec.policy.max_fabrics == 1:
+            return 1
+        got = self._usable.get(pt.key)
+        return got if got is not None else len(pt.option.quotes)
+
+    def point_lower(self, pt: Point, active: Collection[str] | None = None,
+                    cost_cap: int | None = None) -> tuple[int, int, int] | None:
         """Lower bounds (cost, cash, finish day) for any plan at this point with the `active` groups enforced
-        (None: all of them), or None if no plan exists there. A group not enforced is simply not used, which
-        only lowers the bounds (see module docstring)."""
+        (None: all of them) and a cost of at most `cost_cap` units, or None if no plan exists there. A group not
+        enforced is simply not used, which only lowers the bounds (see module docstring). With every group
+        enforced the answer is kept: the solve, its tie-break and the frontier ask for the same points again."""
+        if active is None:
+            key = (pt.key, cost_cap)
+            if key not in self._lower:
+                self._lower[key] = self._point_lower(pt, None, cost_cap)
+            return self._lower[key]
+        return self._point_lower(pt, active, cost_cap)
+
+    def _point_lower(self, pt: Point, active: Collection[str] | None,
+                     cost_cap: int | None) -> tuple[int, int, int] | None:
         spec = self.problem.spec
         u = self.screen.universe
         unit = self.unit
@@ -71,108 +99,266 @@ class Bounds:
         base = max(o.ready_day + delay, earliest)
         dl = u.deadline_day if on("schedule.deadline") else None
         allow_est = spec.policy.allow_estimates or not on("policy.allow_estimates")
-        entries, by_key = self._option_data(o)
-        usable: set[str] = set()
-        slip: int | None = None
-        first: int | None = None
-        for q, rd, slip_q, est in entries:
-            if (est and not allow_est) or max(1, q.min_nodes) > n:
-                continue
-            ready = max(base, rd + delay)
-            if dl is not None and ready + pt.days > dl:
-                continue
-            usable.add(q.id)
-            slip = slip_q if slip is None else min(slip, slip_q)
-            first = ready if first is None else min(first, ready)
-        if slip is None or first is None:
+        arr = self._arrays(o)
+        ready = np.maximum(base, arr.ready + delay)
+        mask = arr.least <= n
+        if not allow_est:
+            mask &= ~arr.est
+        if dl is not None:
+            mask &= ready + pt.days <= dl
+        idx = np.flatnonzero(mask)
+        if active is None:
+            self._usable[pt.key] = len(idx)
+        if len(idx) == 0:
             return None
-        finish = first + pt.days
+        budget = spec.budget
+        limit = floor_units(budget.max_usd, unit) if budget.max_usd is not None and on("budget.max_usd") else None
+        usd = sum(units(t.add_usd, unit) for t in adds if t.add_usd)
         if len(o.quotes) == 1:
             q = o.quotes[0]
             if n > q.max_nodes and on(capacity_group(q.id)):
                 return None
             whole = pt.fixed.total_cost + n * pt.per_node.cost(q.id)
-            cost = units(whole, unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts)
-            cash = units(pt.fixed.total_cash + n * pt.per_node.cash(q.id), unit)
-        else:
-            fills = []
-            for cash_view in (False, True):
-                extra = () if cash_view else tuple(pcts)  # % surcharges add to cost only, term by term as the model
-                fixed = pt.fixed.total_cash if cash_view else pt.fixed.total_cost
-                got = _cheapest_fill(pt, by_key, usable, cash_view, extra, unit, n,
-                                     lambda qid: on(capacity_group(qid)))
-                if got is None:
-                    return None
-                fills.append(units(fixed, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
-                                                      for pct in extra) + got)
-            cost, cash = fills
-        usd = sum(units(t.add_usd, unit) for t in adds if t.add_usd)
-        cost += slip + usd
-        cash += usd
-        budget = spec.budget
-        if budget.max_usd is not None and on("budget.max_usd"):
-            if (cash if budget.applies_to == "cash" else cost) > floor_units(budget.max_usd, unit):
+            cost = units(whole, unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts) + int(arr.slip[0]) + usd
+            cash = units(pt.fixed.total_cash + n * pt.per_node.cash(q.id), unit) + usd
+            if limit is not None and (cash if budget.applies_to == "cash" else cost) > limit:
                 return None
-        return cost, cash, finish
+            if cost_cap is not None and cost > cost_cap:
+                return None
+            return cost, cash, int(ready[0]) + pt.days
+        capped = arr.cap if active is None else \
+            np.where([on(capacity_group(qid)) for qid in arr.ids], arr.cap, n)
+        fixed_cost = units(pt.fixed.total_cost, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
+                                                             for pct in pcts) + usd
+        fixed_cash = units(pt.fixed.total_cash, unit) + usd
+        cost_limit = min(x for x in (cost_cap, limit if budget.applies_to == "cost" else None, _NO_LIMIT)
+                         if x is not None)
+        cash_limit = limit if limit is not None and budget.applies_to == "cash" else _NO_LIMIT
+        if len(o.quotes) < REFINE_FROM:
+            return self._plain(pt, arr, idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
+                               (cost_limit, cash_limit), int(ready[idx].min()))
+        split = _Split(np.minimum(capped[idx], n), self._per_node(pt, arr, idx, False, pcts),
+                       self._per_node(pt, arr, idx, True, ()), n)
+        slips = arr.slip[idx]
+        least = _cost_by_premium(split, slips, fixed_cost, fixed_cash, cost_limit, cash_limit)
+        if least is None:
+            return None
+        cash_fill = split.fill(None, True)
+        if cash_fill is None:
+            return None
+        start = _earliest_start(split, ready[idx], slips, fixed_cost, fixed_cash, cost_limit, cash_limit)
+        if start is None:
+            return None
+        return least, fixed_cash + int(cash_fill), start + pt.days
 
-    def _option_data(self, o: Option) -> tuple[list[tuple[Quote, int, int, bool]], dict[PriceKey, list[Quote]]]:
-        """Per option, once: each quote's ready day, slip premium at the end of the calendar (units) and estimate
-        flag, and the quotes of each price key in order of price (within a key a quote's per-node total is
-        t0 + price × t1)."""
+    def _plain(self, pt: Point, arr: "_Quotes", idx: np.ndarray, caps: np.ndarray, pcts: Sequence[float],
+               fixed: tuple[int, int], limits: tuple[int, int], first: int) -> tuple[int, int, int] | None:
+        """The bound of an option with few quotes, in plain Python (numpy's per-call cost dominates there): the
+        cheapest fills of cost and cash, the least premium, the first ready day — what `_cost_by_premium` and
+        `_earliest_start` refine, and never above them."""
+        unit = self.unit
+        ids = [arr.ids[i] for i in idx.tolist()]
+        held = caps.tolist()
+        costs = [units(c, unit) + sum(units(c * pct / 100.0, unit) for pct in pcts)
+                 for c in (pt.per_node.cost(q) for q in ids)]
+        cashes = [units(pt.per_node.cash(q), unit) for q in ids]
+        fills = []
+        for per in (costs, cashes):
+            rest, total = pt.n, 0
+            for price, cap in sorted(zip(per, held, strict=True)):
+                take = min(rest, cap)
+                total += take * price
+                rest -= take
+                if rest == 0:
+                    break
+            if rest > 0:
+                return None
+            fills.append(total)
+        cost = fixed[0] + fills[0] + int(arr.slip[idx].min())
+        cash = fixed[1] + fills[1]
+        if cost > limits[0] or cash > limits[1]:
+            return None
+        return cost, cash, first + pt.days
+
+    def _arrays(self, o: Option) -> "_Quotes":
+        """Per option, once: each quote's ready day, slip premium at the end of the calendar (units), estimate flag,
+        capacity, least order and price key, as arrays."""
         got = self._options.get(o.id)
         if got is None:
             a = self.problem.assumptions.values
             end = self.screen.universe.horizon
-            entries = [(q, option_quote_ready(q, o, a), slip_units(self.problem, timing(self.problem, o, q), end, 0,
-                                                                   self.unit), q.kind == "estimate")
-                       for q in o.quotes]
-            by_key: dict[PriceKey, list[Quote]] = {}
-            for q in sorted(o.quotes, key=lambda q: (q.price, q.id)):
-                by_key.setdefault((q.commit_months, q.kind == "estimate"), []).append(q)
-            got = (entries, by_key)
+            qs = o.quotes
+            keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else [(q.price, (0.0, False))
+                                                                                     for q in qs]
+            key_list = sorted({k for _p, k in keys})
+            got = _Quotes(
+                ids=[q.id for q in qs],
+                ready=np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
+                slip=np.array([slip_units(self.problem, timing(self.problem, o, q), end, 0, self.unit) for q in qs],
+                              dtype=np.int64),
+                est=np.array([q.kind == "estimate" for q in qs], dtype=bool),
+                cap=np.array([q.max_nodes for q in qs], dtype=np.int64),
+                least=np.array([max(1, q.min_nodes) for q in qs], dtype=np.int64),
+                price=np.array([p for p, _k in keys], dtype=float),
+                keys=key_list,
+                key_of=np.array([key_list.index(k) for _p, k in keys], dtype=np.int64))
             self._options[o.id] = got
         return got
+
+    def _per_node(self, pt: Point, arr: "_Quotes", idx: np.ndarray, cash: bool, pcts: Sequence[float]) -> np.ndarray:
+        """Per-node cost (or cash) in units of the quotes `idx` at this point, each % surcharge rounded up per node
+        as the model rounds it: t0 + price × t1 of the quote's price key (the floats of `PerNode.cost`)."""
+        got = self._templates.get((pt.key, cash))
+        if got is None:
+            totals = [pt.per_node.key_totals(k, cash) for k in arr.keys]
+            got = self._templates[(pt.key, cash)] = (np.array([t[0] for t in totals]), np.array([t[1] for t in totals]))
+        keys = arr.key_of[idx]
+        dollars = got[0][keys] + arr.price[idx] * got[1][keys]
+        out = _units(dollars, self.unit)
+        for pct in pcts:
+            out = out + _units(dollars * pct / 100.0, self.unit)
+        return out
 
     def point_bound(self, pt: Point, cost_hi: int | None, cost_cap: int | None = None) -> int | None:
         """A lower bound on the model objective of any plan at this point with every group enforced, or None — also
         when no plan there can cost at most `cost_cap` units (a cap the caller enforces in the model)."""
-        low = self.point_lower(pt)
+        low = self.point_lower(pt, cost_cap=cost_cap)
         if low is None:
             return None
         cost, _cash, finish = low
-        if cost_cap is not None and cost > cost_cap:
-            return None
         return int(objective(cost, finish, self.problem, self.screen.universe.horizon, cost_hi, self.unit))
 
 
-def _cheapest_fill(pt: Point, by_key: dict[PriceKey, list[Quote]], usable: set[str], cash: bool,
-                   pcts: tuple[float, ...], unit: int, n: int, capped: Callable[[str], bool]) -> int | None:
-    """Σ per-node cost (units, + % surcharges) of the n cheapest nodes from the usable quotes, each up to its
-    capacity when that capacity is enforced: the LP optimum of the split. Quotes are merged across price keys in
-    order of cost, pricing only the ones the fill reaches. None if the usable capacity is short of n."""
-    heap: list[tuple[int, str, int, Any, float, float]] = []
+_NO_LIMIT = 2 ** 62
+"""A limit no plan reaches (no cap, no budget)."""
+REFINE_FROM = 16
+"""Options with at least this many quotes get the refined bounds (`_cost_by_premium`, `_earliest_start`); fewer
+quotes seldom trade premium against price enough to matter, and a plain fill is several times cheaper there."""
+PREMIUM_LEVELS = 32
+"""Most slip-premium levels a point's cost bound is evaluated at (`_cost_by_premium`): exact up to this many
+distinct premiums among its usable quotes, a coarser but still valid bound beyond."""
 
-    def per_node(q: Quote, t0: float, t1: float) -> int:
-        c = t0 + q.price * t1
-        return units(c, unit) + sum(units(c * pct / 100.0, unit) for pct in pcts)
 
-    for k, (key, qs) in enumerate(sorted(by_key.items())):
-        t0, t1 = pt.per_node.key_totals(key, cash)
-        ordered = qs if t1 >= 0 else list(reversed(qs))  # cheapest first within the key
-        it = (q for q in ordered if q.id in usable)
-        q = next(it, None)
-        if q is not None:
-            heapq.heappush(heap, (per_node(q, t0, t1), q.id, k, (q, it), t0, t1))
-    total, rest = 0, n
-    while heap and rest > 0:
-        per, _qid, k, (q, it), t0, t1 = heapq.heappop(heap)
-        take = min(rest, q.max_nodes if capped(q.id) else rest)
-        total += take * per
-        rest -= take
-        nxt = next(it, None)
-        if nxt is not None:
-            heapq.heappush(heap, (per_node(nxt, t0, t1), nxt.id, k, (nxt, it), t0, t1))
-    return total if rest == 0 else None
+@dataclass(frozen=True)
+class _Quotes:
+    """An option's quotes as arrays (`Bounds._arrays`), in the option's order."""
+
+    ids: list[str]
+    ready: np.ndarray
+    slip: np.ndarray
+    est: np.ndarray
+    cap: np.ndarray
+    least: np.ndarray
+    price: np.ndarray
+    keys: list[PriceKey]
+    key_of: np.ndarray
+
+
+class _Split:
+    """The split relaxation at one point: n nodes over some usable quotes, each up to its capacity, min_nodes
+    dropped. Its optimum fills the cheapest per-node first (the LP optimum of the split), for cost and for cash
+    separately — the two orders may differ, and each fill is a lower bound on its own quantity."""
+
+    def __init__(self, cap: np.ndarray, cost: np.ndarray, cash: np.ndarray, n: int) -> None:
+        self.n = n
+        self.cap = cap
+        self._per = (cost, cash)
+        self._views: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _view(self, cash: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        got = self._views.get(cash)
+        if got is None:
+            per = self._per[1 if cash else 0]
+            order = np.argsort(per, kind="stable")
+            got = self._views[cash] = (order, per[order], self.cap[order])
+        return got
+
+    def fills(self, masks: np.ndarray, cash: bool) -> np.ndarray:
+        """For each row of `masks` (quotes allowed, in the quotes' order): the cheapest fill of n nodes from the
+        allowed quotes, in units; _NO_LIMIT where they cannot hold n."""
+        order, per, cap = self._view(cash)
+        taken = np.where(masks[:, order], cap[None, :], 0)
+        held = np.cumsum(taken, axis=1)
+        spent = np.cumsum(taken * per[None, :], axis=1)
+        full = held[:, -1] >= self.n
+        k = np.argmax(held >= self.n, axis=1)
+        rows = np.arange(len(masks))
+        before_held = np.where(k > 0, held[rows, k - 1], 0)
+        before_spent = np.where(k > 0, spent[rows, k - 1], 0)
+        total = before_spent + (self.n - before_held) * per[k]
+        return np.where(full, total, _NO_LIMIT)
+
+    def fill(self, allowed: np.ndarray | None, cash: bool) -> int | None:
+        """One fill (`fills`) from the allowed quotes (None: all), or None where they cannot hold n."""
+        mask = np.ones((1, len(self.cap)), dtype=bool) if allowed is None else allowed[None, :]
+        got = int(self.fills(mask, cash)[0])
+        return None if got >= _NO_LIMIT else got
+
+
+def _cost_by_premium(split: _Split, slips: np.ndarray, fixed_cost: int, fixed_cash: int, cost_limit: int,
+                     cash_limit: int) -> int | None:
+    """The least cost of a plan at the point, counting its slip premium with the quotes that premium allows.
+
+    A plan whose premium is s uses only quotes whose premium at the end of the calendar is at most s (a quote's
+    premium only falls as the planned start moves later, and the plan's is the largest of its quotes'). So for s in
+    [g_i, g_i+1) between two evaluated levels, cost ≥ fixed + fill(quotes with premium < g_i+1) + g_i, and its
+    cash ≥ fixed + their cash fill; levels over a limit are out. The bound is the least over levels — never below
+    the cheapest fill plus the least premium, which is what it refines."""
+    levels = np.unique(slips)
+    if len(levels) > PREMIUM_LEVELS:
+        levels = np.unique(levels[np.linspace(0, len(levels) - 1, PREMIUM_LEVELS).round().astype(np.int64)])
+    uppers = np.append(levels[1:], np.iinfo(np.int64).max)
+    masks = slips[None, :] < uppers[:, None]
+    fills = split.fills(masks, False)
+    ok = fills < _NO_LIMIT
+    cost = fixed_cost + np.where(ok, fills, 0) + levels
+    ok &= cost <= cost_limit
+    if cash_limit < _NO_LIMIT and ok.any():
+        cash = split.fills(masks, True)
+        ok &= (cash < _NO_LIMIT) & (fixed_cash + np.where(cash < _NO_LIMIT, cash, 0) <= cash_limit)
+    return int(cost[ok].min()) if ok.any() else None
+
+
+def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_cost: int, fixed_cash: int,
+                    cost_limit: int, cash_limit: int) -> int | None:
+    """The earliest planned start a plan at the point can have: the first ready day by which the quotes ready can
+    hold n nodes within the cost and cash limits (cheapest fills, the least premium among them). A plan's planned
+    start F is no earlier than each of its quotes' ready days, so it uses only quotes ready by F; the conditions
+    only loosen as F grows, so the first such day is found by bisection. None if no day works. Without limits only
+    capacity counts: the first day the ready quotes hold n."""
+    if cost_limit >= _NO_LIMIT and cash_limit >= _NO_LIMIT:
+        order = np.argsort(ready, kind="stable")
+        held = np.cumsum(split.cap[order])
+        if held[-1] < split.n:
+            return None
+        return int(ready[order][np.argmax(held >= split.n)])
+    days = np.unique(ready)
+
+    def works(j: int) -> bool:
+        allowed = ready <= days[j]
+        cost = split.fill(allowed, False)
+        if cost is None or fixed_cost + cost + int(slips[allowed].min()) > cost_limit:
+            return False
+        if cash_limit >= _NO_LIMIT:
+            return True
+        cash = split.fill(allowed, True)
+        return cash is not None and fixed_cash + cash <= cash_limit
+
+    if not works(len(days) - 1):
+        return None
+    lo, hi = 0, len(days) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if works(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(days[lo])
+
+
+def _units(dollars: np.ndarray, unit: int) -> np.ndarray:
+    """`money.units` over an array (the same rounding: up, with the same tolerance)."""
+    return np.ceil(dollars / unit - 1e-9).astype(np.int64)
 
 
 __all__ = ["Bounds"]

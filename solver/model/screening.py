@@ -12,6 +12,7 @@ it keeps them in its own dictionaries, keyed by point key, so the universe is ne
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..estimate.chance import ChanceModel, chance_model
@@ -78,6 +79,7 @@ class Screen:
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
         self._prefixes: dict[tuple[str, int, int], tuple[int, int, frozenset[str]]] = {}
+        self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
         self._reducers: dict[tuple[str, int, frozenset[str], bool], PointReducer | None] = {}
@@ -192,9 +194,10 @@ class Screen:
         out: Reasons = []
         o = pt.option
         for v, (base, rows) in enumerate(self.facts(o).in_time):
-            k = 0
-            while k < len(rows) and rows[k][0] >= pt.days:
-                k += 1
+            keys = self._slack_keys.get((o.id, v))
+            if keys is None:
+                keys = self._slack_keys[(o.id, v)] = [-r[0] for r in rows]
+            k = bisect_right(keys, -pt.days)
             total, widest, items = self._prefix(o.id, v, base, rows, k, limit)
             if total < pt.n:
                 out.append(items)

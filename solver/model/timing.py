@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..estimate.delivery import install_days, order_by_day, quote_slip, ready_offset, wait_days
+from ..estimate.cost import slip_premium
+from ..estimate.delivery import install_days, order_by_day, order_day, ready_offset, wait_days
 from ..estimate.options import Option, Point
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
@@ -37,6 +38,9 @@ class Timing:
     offset: int
     order_by: int | None
     install: float
+    premiums: dict[tuple[float, int], int] = field(default_factory=dict, compare=False, repr=False)
+    """Slip premiums already priced, by (allowance, money unit): a bought quote ordered just in time has the same
+    allowance at every planned start, so the lognormal tail is evaluated once, not once per start."""
 
     @property
     def buy(self) -> bool:
@@ -50,9 +54,18 @@ def timing(problem: Problem, o: Option, q: Quote) -> Timing:
 
 
 def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -> int:
-    """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units."""
-    a = problem.assumptions.values
-    return units(quote_slip(t.quote, t.accel_class, a, a.money, start, delay, t.order_by), unit)
+    """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units:
+    `delivery.quote_slip` with the quote's offset and installation taken from `t` (the same floats)."""
+    allowance = start - order_day(t.quote, start, delay, t.offset, t.order_by) - t.install
+    key = (allowance, unit)
+    got = t.premiums.get(key)
+    if got is None:
+        a = problem.assumptions.values
+        q = t.quote
+        got = units(slip_premium(q.lead_time_days, q.lead_time_p90_days, allowance, a.money,
+                                 a.lead_time_cap_quantile), unit)
+        t.premiums[key] = got
+    return got
 
 
 def wait_of(t: Timing, start: int) -> int:

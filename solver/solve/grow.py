@@ -23,9 +23,14 @@ Key = tuple[str, int]
 INITIAL_POINTS = 32
 """Points in the first model of a search: a model of 32 points solves in milliseconds, and the optimum is usually
 among the 32 best bounds (bench/README.md), so most searches need one or two models."""
+INITIAL_WEIGHT = 256
+"""Most quote variables (`weight` summed over the kept points) in a first model, beyond its first point. With a
+marketplace catalog a bought option's point can split over a hundred quotes: 32 such points make a model of
+thousands of split variables, mostly at points far from the optimum, while the best bound's point alone holds the
+optimum more often than not."""
 GROWTH = 4
-"""Factor by which the kept points grow when they hold no plan at all: the number of re-solves stays logarithmic
-in the number of points."""
+"""Factor by which the kept points (and their weight) grow when they hold no plan at all: the number of re-solves
+stays logarithmic in the number of points."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +43,27 @@ class Step(Generic[T]):
     payload: T
 
 
-def grow(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], Step[T] | None], Step[T]]) -> Step[T]:
+def _first(ranked: Sequence[tuple[int, Point]], size: int, budget: int,
+           weight: Callable[[Point], int] | None) -> set[Key]:
+    """The keys of the best-bound points, at most `size` of them and, after the first, at most `budget` weight."""
+    keep: set[Key] = set()
+    spent = 0
+    for _lb, pt in ranked[:size]:
+        w = weight(pt) if weight is not None else 0
+        if keep and spent + w > budget:
+            break
+        keep.add(pt.key)
+        spent += w
+    return keep
+
+
+def grow(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], Step[T] | None], Step[T]],
+         weight: Callable[[Point], int] | None = None) -> Step[T]:
     """Run the search over `ranked` (bound, point), sorted by bound (see module docstring). `solve(keep, last)`
-    solves over the kept point keys; `last` is the previous optimal step (a warm start)."""
-    size = INITIAL_POINTS
-    keep = {pt.key for _, pt in ranked[:size]}
+    solves over the kept point keys; `last` is the previous optimal step (a warm start). `weight(pt)` is the size
+    a point adds to a model (its quote variables), which limits the first model as `INITIAL_WEIGHT` says."""
+    size, budget = INITIAL_POINTS, INITIAL_WEIGHT
+    keep = _first(ranked, size, budget, weight)
     last: Step[T] | None = None
     while True:
         step = solve(keep, last)
@@ -53,7 +74,10 @@ def grow(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], Step[T]
             keep |= need
             last = step
         elif step.status == "infeasible" and len(keep) < len(ranked):
-            size *= GROWTH
-            keep = {pt.key for _, pt in ranked[:size]}
+            grown = keep
+            while grown <= keep:
+                size, budget = size * GROWTH, budget * GROWTH
+                grown = _first(ranked, size, budget, weight) | keep
+            keep = grown
         else:
             return step

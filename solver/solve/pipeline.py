@@ -312,7 +312,7 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
         out = run(b, _hint_of(prev) if prev is not None else hint, False)
         return Step(out.status, out.objective, (out, b))
 
-    found = grow([(lb, pt) for lb, _k, pt in ranked], step)
+    found = grow([(lb, pt) for lb, _k, pt in ranked], step, ctx.bounds.weight)
     out, b = found.payload
     if found.status == OPTIMAL:
         return run(b, _hint_of(out.plan), True) if tie_break else out
