@@ -18,6 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import solver.model.bounds as bounds_mod
+import solver.model.builder as builder_mod
 from solver.inputs.problem import load_problem
 from solver.model.reduce import reducer_for
 from solver.solve.checker import check_plan
@@ -106,11 +108,18 @@ def _solve(p: Any, reduce: bool) -> Any:
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                        HealthCheck.function_scoped_fixture])
-@given(cases())
-def test_reduction_keeps_the_optimum(tmp_path: Path, case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+@given(cases(), st.booleans())
+def test_reduction_keeps_the_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     case: tuple[dict[str, Any], list[dict[str, Any]]], big: bool) -> None:
+    """With `big`, every option counts as big: the refined bounds, and models that leave out the quotes a point
+    cannot use and presolve only the others (`builder._usable`), against the full model of every quote."""
     problem, quotes = case
     p = _load(problem, quotes, tmp_path)
-    ctx, reduced = _solve(p, True)
+    with monkeypatch.context() as mp:
+        if big:
+            mp.setattr(builder_mod, "REFINE_FROM", 2)
+            mp.setattr(bounds_mod, "REFINE_FROM", 2)
+        ctx, reduced = _solve(p, True)
     _ctx, full = _solve(p, False)
     assert (reduced.status, reduced.objective) == (full.status, full.objective), (reduced.plan, full.plan)
     if reduced.plan is not None:

@@ -83,7 +83,6 @@ class Bounds:
     def _point_lower(self, pt: Point, active: Collection[str] | None,
                      cost_cap: int | None) -> tuple[int, int, int] | None:
         spec = self.problem.spec
-        u = self.screen.universe
         unit = self.unit
 
         def on(gid: str) -> bool:
@@ -94,18 +93,8 @@ class Bounds:
         adds = [then for rule, then in adjustments(spec.rules, o.attrs, pt.gpus, n, pt.days, pt.power_kw)
                 if on(rule_group(rule.name)) and rule.when.quote is None and rule.when.cost is None]
         pcts = [t.add_pct for t in adds if t.add_pct]
-        delay = sum(delay_days(t) for t in adds)
-        earliest = u.earliest_day if spec.schedule.earliest_start is not None and on("schedule.earliest_start") else 0
-        base = max(o.ready_day + delay, earliest)
-        dl = u.deadline_day if on("schedule.deadline") else None
-        allow_est = spec.policy.allow_estimates or not on("policy.allow_estimates")
         arr = self._arrays(o)
-        ready = np.maximum(base, arr.ready + delay)
-        mask = arr.least <= n
-        if not allow_est:
-            mask &= ~arr.est
-        if dl is not None:
-            mask &= ready + pt.days <= dl
+        ready, mask = self._usable_at(pt, active, sum(delay_days(t) for t in adds))
         idx = np.flatnonzero(mask)
         if active is None:
             self._usable[pt.key] = len(idx)
@@ -150,6 +139,35 @@ class Bounds:
         if start is None:
             return None
         return least, fixed_cash + int(cash_fill), start + pt.days
+
+    def _usable_at(self, pt: Point, active: Collection[str] | None, delay: int) -> tuple[np.ndarray, np.ndarray]:
+        """(each quote's ready day at this point, which quotes a plan here can use): allowed by the estimates
+        policy, able to supply the point (min_nodes ≤ n) and, with a deadline, ready in time for the point to finish
+        by it — with the groups `active` (None: all) enforced and the rules' delays `delay`."""
+        spec, u, o = self.problem.spec, self.screen.universe, pt.option
+
+        def on(gid: str) -> bool:
+            return active is None or gid in active
+
+        earliest = u.earliest_day if spec.schedule.earliest_start is not None and on("schedule.earliest_start") else 0
+        base = max(o.ready_day + delay, earliest)
+        arr = self._arrays(o)
+        ready = np.maximum(base, arr.ready + delay)
+        mask = arr.least <= pt.n
+        if not (spec.policy.allow_estimates or not on("policy.allow_estimates")):
+            mask &= ~arr.est
+        if on("schedule.deadline") and u.deadline_day is not None:
+            mask &= ready + pt.days <= u.deadline_day
+        return ready, mask
+
+    def usable(self, pt: Point) -> np.ndarray:
+        """Which of the option's quotes any plan at this point can use with every group enforced (`_usable_at`): a
+        quote outside it has no feasible plan here, so an optimisation model need not give it a variable."""
+        spec, o = self.problem.spec, pt.option
+        delay = sum(delay_days(then) for rule, then in adjustments(spec.rules, o.attrs, pt.gpus, pt.n, pt.days,
+                                                                   pt.power_kw)
+                    if rule.when.quote is None and rule.when.cost is None)
+        return self._usable_at(pt, None, delay)[1]
 
     def _plain(self, pt: Point, arr: "_Quotes", idx: np.ndarray, caps: np.ndarray, pcts: Sequence[float],
                fixed: tuple[int, int], limits: tuple[int, int], first: int) -> tuple[int, int, int] | None:

@@ -24,15 +24,19 @@ delivery timing (slip and waits), rule conditions (which may test the whole cost
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from ..estimate.chance import ChanceCut, quote_sets
 from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
 from ..inputs.spec import Adjust, Comparison, Rule
+from .bounds import REFINE_FROM
 from .cpsat import Model, cp_model
 from .groups import Group, GroupKind, capacity_group, rule_group
 from .money import floor_units, units
@@ -41,6 +45,8 @@ from .screening import Screen, preemptible_forbidden
 from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
+Usable = Callable[[Point], np.ndarray]
+"""Which of a point's option quotes a plan there can use with every group enforced (`Bounds.usable`)."""
 
 
 @dataclass
@@ -138,10 +144,12 @@ class _Builder:
             self.m.add(sum(self.sel[o.id] for o in bad) == 0).only_enforce_if(lit)
 
     # --- selection and quote split -------------------------------------------------------------------------
-    def add_selection(self, protect: frozenset[str], reduce: bool) -> None:
+    def add_selection(self, protect: frozenset[str], reduce: bool, usable: Usable | None) -> None:
         """One point; its nodes split over the option's quotes; cost and cash terms of each (see module doc).
         With `reduce`, quotes a point never needs (`reduce.py`) get no variable there, and a quote no point needs
-        none at all."""
+        none at all. With `usable` (optimisation: every group enforced), a big option's quotes that a point cannot
+        use — too late for the deadline, a minimum order above its nodes, an estimate where none is allowed — get
+        none there either, and the presolve looks only at the quotes some point can use."""
         self.m.add_exactly_one(self.z)
         zero = self.zero
         for o in self.options:
@@ -149,21 +157,39 @@ class _Builder:
             if len(o.quotes) == 1:
                 self._single_quote(o, idx)
                 continue
+            among, unusable = self._usable(o, idx, protect, usable) if reduce else (None, [frozenset()] * len(idx))
             dropped, at = self.screen.reduction(o, [self.points[i] for i in idx], self.unit, protect,
-                                                every_limit=self.guard == "fixed") if reduce else (set(), [])
+                                                every_limit=self.guard == "fixed", among=among) if reduce \
+                else (set(), [])
+            considered = o.quotes if among is None else among
+            if among is not None:
+                dropped = dropped | ({q.id for q in o.quotes} - {q.id for q in among})
             for q in o.quotes:
                 self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if q.id not in dropped else zero
             for k, i in enumerate(idx):
-                self._split(o, i, dropped | at[k] if at else dropped, zero)
+                self._split(o, i, considered, (dropped | at[k] if at else dropped) | unusable[k])
             for q in o.quotes:
                 if q.id in dropped:
                     self.x[q.id] = 0
                     continue
-                xq = sum(self.y[(q.id, i)] for i in idx)
+                xq = sum(v for i in idx if (v := self.y.get((q.id, i))) is not None)
                 self.x[q.id] = xq
                 self.m.add(xq <= self.max_n * self.u[q.id])
                 self.m.add(xq >= max(1, q.min_nodes) * self.u[q.id])
                 self.m.add(self.u[q.id] <= self.sel[o.id])
+
+    def _usable(self, o: Option, idx: list[int], protect: frozenset[str], usable: Usable | None
+                ) -> tuple[tuple[Quote, ...] | None, list[frozenset[str]]]:
+        """(the quotes some point of a big option can use, and protected ones; per point those of them it cannot
+        use), or (None, nothing) when all are modelled: small options, and models where a group may be off."""
+        if usable is None or self.guard != "fixed" or self.elastic or len(o.quotes) < REFINE_FROM:
+            return None, [frozenset()] * len(idx)
+        masks = [usable(self.points[i]) for i in idx]
+        union = np.logical_or.reduce(masks) | np.array([q.id in protect for q in o.quotes])
+        if union.all():
+            return None, [frozenset()] * len(idx)
+        among = tuple(q for q, keep in zip(o.quotes, union.tolist(), strict=True) if keep)
+        return among, [frozenset(o.quotes[j].id for j in np.flatnonzero(union & ~m)) for m in masks]
 
     def _single_quote(self, o: Option, idx: list[int]) -> None:
         q = o.quotes[0]
@@ -177,14 +203,14 @@ class _Builder:
             self.cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
             self.cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
 
-    def _split(self, o: Option, i: int, dominated: set[str] | frozenset[str], zero: Any) -> None:
+    def _split(self, o: Option, i: int, quotes: Sequence[Quote], dropped: set[str] | frozenset[str]) -> None:
+        """Point i's nodes over the quotes not dropped there (`y[q, i]`; a dropped quote has no entry)."""
         pt, unit = self.points[i], self.unit
         self.cost_terms.append(units(pt.fixed.total_cost, unit) * self.z[i])
         self.cash_terms.append(units(pt.fixed.total_cash, unit) * self.z[i])
         share = []
-        for q in o.quotes:
-            if q.id in dominated:
-                self.y[(q.id, i)] = zero
+        for q in quotes:
+            if q.id in dropped:
                 continue
             v = self.m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
             self.y[(q.id, i)] = v
@@ -268,7 +294,8 @@ class _Builder:
         sums = delay_sums(self.delay_rules)
         spec, u = self.spec, self.universe
         earliest = u.earliest_day if spec.schedule.earliest_start is not None and u.earliest_day > 0 else None
-        timings = {q.id: timing(self.problem, o, q) for o in self.options for q in o.quotes}
+        timings = {q.id: timing(self.problem, o, q) for o in self.options for q in o.quotes
+                   if not (isinstance(self.u[q.id], int) or self.u[q.id] is self.zero)}
         starts, lags = candidates(earliest, [o.ready_day for o in self.options],
                                   [t.offset for t in timings.values()], sums)
         lag = self.m.new_int_var(0, self.horizon, "planned_less_delays")
@@ -334,8 +361,8 @@ class _Builder:
             for view in (0, 1):
                 terms, hi = [], 0
                 for i in live:
-                    nodes = self.z[i] if single else self.y[(qid, i)]
-                    if nodes is self.zero:  # the quote is not modelled at this point (`reduce.py`)
+                    nodes = self.z[i] if single else self.y.get((qid, i))
+                    if nodes is None:  # the quote is not modelled at this point (`reduce.py`)
                         continue
                     pt = self.points[i]
                     k = wait_units(pt, t, w, self.unit, single)[view]
@@ -563,7 +590,8 @@ class _Builder:
                 k0 = units(pt.fixed.total_cost * pct / 100.0, self.unit)
                 terms.append(k0 * self.z[i])
                 ks = [units(pt.per_node.cost(q.id) * pct / 100.0, self.unit) for q in pt.option.quotes]
-                terms += [k * self.y[(q.id, i)] for k, q in zip(ks, pt.option.quotes, strict=True)]
+                terms += [k * v for k, q in zip(ks, pt.option.quotes, strict=True)
+                          if (v := self.y.get((q.id, i))) is not None]
                 hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
         r = self.m.new_int_var(-hi, hi, f"add_pct[{gid}]")
         if applies is None:
@@ -584,10 +612,10 @@ class _Builder:
             for i in match:
                 for q in self.points[i].option.quotes:
                     if q.id in named:
-                        if (q.id, i) in self.y:
-                            self.m.add(self.y[(q.id, i)] == 0).only_enforce_if([lit, self.z[i]])
-                        else:
+                        if len(self.points[i].option.quotes) == 1:
                             self.m.add(self.z[i] == 0).only_enforce_if(lit)
+                        elif (q.id, i) in self.y:  # a multi-quote point without the quote has none of its nodes
+                            self.m.add(self.y[(q.id, i)] == 0).only_enforce_if([lit, self.z[i]])
         elif match:
             self.m.add(sum(self.z[i] for i in match) == 0).only_enforce_if(lit)
 
@@ -644,20 +672,22 @@ def model_points(universe: Universe, screen: Screen, *, prune: bool,
 def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, guard: Guard = "fixed",
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
           cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
-          cuts: Sequence[ChanceCut] = (), reduce: bool = True, groups_only: bool = False) -> Built:
+          cuts: Sequence[ChanceCut] = (), reduce: bool = True, groups_only: bool = False,
+          usable: Usable | None = None) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
     limit a slack variable (`Built.slacks`) for feasRelax-style repairs; `keep` limits the points to those keys
     (bound-pruned solves); `cost_hi` overrides the objective's cost ceiling (see `objective.py`); quotes in
     `protect` are never dropped as dominated (a why-not question forces them to be used); `reduce=False` models
-    every quote at every point (the reduction's tests compare both); `groups_only` leaves out the delivery timing,
+    every quote at every point (the reduction's tests compare both); `usable` leaves out, at each point of a big
+    option, the quotes no plan there can use (optimisation models only); `groups_only` leaves out the delivery timing,
     which makes no group (a skeleton built to list the groups, never solved).
     """
     prune = (guard == "fixed") if prune is None else prune
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points)
-    b.add_selection(protect, reduce)
+    b.add_selection(protect, reduce, usable)
     b.add_fabrics()
     b.add_schedule()
     b.add_policy()

@@ -34,6 +34,6 @@ def decode(b: Built, value: Callable[[Any], int]) -> Decision:
     if len(quotes) == 1:
         alloc = {quotes[0].id: pt.n}
     else:
-        alloc = {q.id: int(value(b.y[(q.id, i)])) for q in quotes}
+        alloc = {q.id: int(value(v)) for q in quotes if (v := b.y.get((q.id, i))) is not None}
     return Decision(pt.option.id, pt.n, tuple(sorted((k, v) for k, v in alloc.items() if v > 0)),
                     int(value(b.start)), int(value(b.cost)), int(value(b.planned)))

@@ -49,14 +49,18 @@ if TYPE_CHECKING:
 
 
 def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[str] = frozenset(),
-                every_limit: bool = True, chance: bool = False) -> "PointReducer | None":
+                every_limit: bool = True, chance: bool = False,
+                among: "tuple[Quote, ...] | None" = None) -> "PointReducer | None":
     """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
-    a deadline confidence, a rule that tests the plan's cost, a rule that can lower it."""
+    a deadline confidence, a rule that tests the plan's cost, a rule that can lower it. `among` limits it to some
+    of the option's quotes, when the model has no others (the rest cannot be used at any of its points): the
+    argument then holds for the problem with those quotes alone, whose plans are the model's."""
     rules = problem.spec.rules
-    if chance or len(o.quotes) < 2 or any(r.when.cost is not None for r in rules) or \
+    quotes = o.quotes if among is None else among
+    if chance or len(quotes) < 2 or any(r.when.cost is not None for r in rules) or \
             any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in rules):
         return None
-    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit)
+    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes)
 
 
 class PointReducer:
@@ -67,12 +71,13 @@ class PointReducer:
     points alone.
     """
 
-    def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool) -> None:
+    def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool,
+                 quotes: "tuple[Quote, ...] | None" = None) -> None:
         a = problem.assumptions.values
         self.problem, self.o, self.unit, self.every_limit = problem, o, unit, every_limit
         spec = problem.spec
         named = {qid for r in spec.rules for qid in (quote_ids(r.when) or [])} | protect
-        self.quotes = list(o.quotes)
+        self.quotes = list(o.quotes if quotes is None else quotes)
         qs = self.quotes
         fabric_count: dict[str, int] = {}
         for q in qs:
@@ -85,7 +90,7 @@ class PointReducer:
         self.least = np.array([q.min_nodes for q in qs])
         self.alone = np.array([fabric_count[q.fabric_id] == 1 for q in qs])
         self.exact = every_limit and spec.policy.max_fabrics == 1 and o.mode != "buy"
-        self.slip_margin = _largest_premium(problem, o, every_limit)
+        self.slip_margin = _largest_premium(problem, o, every_limit, self.quotes)
         self._slips: dict[int, np.ndarray] = {}
         self._better: np.ndarray | None = None
         self._timings: list[Timing] | None = None
@@ -97,7 +102,8 @@ class PointReducer:
         self.deadline_day = (spec.schedule.deadline - problem.as_of).days \
             if spec.schedule.deadline is not None else None
         fabrics = sorted(fabric_count)
-        self.fabric = np.array([fabrics.index(q.fabric_id) for q in qs])
+        fabric_index = {f: k for k, f in enumerate(fabrics)}
+        self.fabric = np.array([fabric_index[q.fabric_id] for q in qs])
         self.uncertain = np.array([_uncertain(q) for q in qs])
         price_keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else []
         self.keys = sorted({k for _p, k in price_keys})
@@ -360,7 +366,7 @@ def _uncertain(q: "Quote") -> bool:
     return q.lead_time_p90_days is not None and q.lead_time_p90_days > q.lead_time_days
 
 
-def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
+def _largest_premium(problem: Problem, o: Option, every_limit: bool, quotes: "list[Quote]") -> float:
     """How much (dollars) an earlier planned start can raise the slip premium of the option's plans: the largest
     range any quote's premium spans over the planned starts the option can have (premiums only fall as the start
     moves later; a bought quote ordered just in time carries the same premium whatever the start, until its quote
@@ -368,12 +374,12 @@ def _largest_premium(problem: Problem, o: Option, every_limit: bool) -> float:
     may be switched off, so the range starts at the earliest day any floor allows."""
     if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
         return 0.0
-    uncertain = {q.id for q in o.quotes if _uncertain(q)}
+    uncertain = {q.id for q in quotes if _uncertain(q)}
     if not uncertain:
         return 0.0
     earliest = (problem.earliest_start - problem.as_of).days \
         if problem.spec.schedule.earliest_start and every_limit else None
-    timings = [timing(problem, o, q) for q in o.quotes]
+    timings = [timing(problem, o, q) for q in quotes]
     starts, _lags = candidates(earliest, [o.ready_day], [t.offset for t in timings], delay_sums(rule_delays(problem)))
     latest = max(starts)
     out = 0.0

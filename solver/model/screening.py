@@ -82,8 +82,9 @@ class Screen:
         self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
-        self._reducers: dict[tuple[str, int, frozenset[str], bool], PointReducer | None] = {}
-        self._drops: dict[tuple[tuple[str, int, frozenset[str], bool], int], frozenset[str]] = {}
+        self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None], PointReducer | None] = {}
+        self._drops: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None], int],
+                          frozenset[str]] = {}
 
     @property
     def chance(self) -> ChanceModel | None:
@@ -301,13 +302,15 @@ class Screen:
         return self._violations.get(pt.key)
 
     def reduction(self, o: Option, pts: list[Point], unit: int, protect: frozenset[str] = frozenset(), *,
-                  every_limit: bool = True) -> tuple[set[str], list[frozenset[str]]]:
+                  every_limit: bool = True, among: tuple[Quote, ...] | None = None
+                  ) -> tuple[set[str], list[frozenset[str]]]:
         """(quotes no point of `pts` needs, the quotes each point never needs): the presolve of `reduce.py`, its
-        per-point answers kept (the pipeline builds a pair's model over growing sets of the same points)."""
-        key = (o.id, unit, protect, every_limit)
+        per-point answers kept (the pipeline builds a pair's model over growing sets of the same points). `among`:
+        the quotes the model has, when not all of the option's (`reduce.reducer_for`)."""
+        key = (o.id, unit, protect, every_limit, None if among is None else frozenset(q.id for q in among))
         if key not in self._reducers:
             self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
-                                              chance=self.chance is not None)
+                                              chance=self.chance is not None, among=among)
         reducer = self._reducers[key]
         if reducer is None:
             return set(), [frozenset()] * len(pts)
@@ -318,7 +321,7 @@ class Screen:
                 got = reducer.dropped(pt)
                 self._drops[(key, pt.n)] = got
             at.append(got)
-        everywhere = {q.id for q in o.quotes}
+        everywhere = {q.id for q in (o.quotes if among is None else among)}
         for gone in at:
             everywhere &= gone
         return everywhere, at

@@ -290,7 +290,7 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
 
     def model(keep: set[tuple[str, int]] | None) -> Built:
         return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep,
-                     cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce)
+                     cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce, usable=ctx.bounds.usable)
 
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
         if cost_cap is not None:
