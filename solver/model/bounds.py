@@ -29,6 +29,7 @@ A point with no possible plan (too little usable capacity, over the budget even 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -364,14 +365,7 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
 
     if not works(len(days) - 1):
         return None
-    lo, hi = 0, len(days) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if works(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return int(days[lo])
+    return int(days[bisect_left(range(len(days)), True, key=works)])
 
 
 def _units(dollars: np.ndarray, unit: int) -> np.ndarray:
