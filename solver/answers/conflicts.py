@@ -230,8 +230,12 @@ def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[A
 
 
 def _items_cover(ctx: Context, sub: Universe, active: set[str]) -> bool:
-    """Every workable point of `sub` has a point-local reason within `active`: no plan, proven without a solve."""
+    """Every workable point of `sub` has a point-local reason within `active`, or no plan by its bounds under
+    `active` (`Bounds.point_lower`: a relaxation of the model with those groups, so None there is a proof — the
+    budget against the fills of the quotes ready in time, a capacity short of n): no plan, proven without a solve."""
+    bounds = ctx.bounds if ctx.bounds.sound else None
     return all(any(it <= active for it in ctx.screen.violations(pt))
+               or (bounds is not None and bounds.point_lower(pt, active) is None)
                for o in sub.options for pt in o.points if pt.workable)
 
 

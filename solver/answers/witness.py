@@ -56,7 +56,9 @@ def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: 
                  ) -> list[list[tuple[Any, int]]]:
     """Splits of n nodes to try, `usable` cheapest first: each quote alone; then the quotes of each fabric alone,
     and of the fabrics of the largest capacity (at most `fabric_limit`; every fabric without one), each quote at
-    its minimum size and the rest filled cheapest first."""
+    its minimum size and the rest filled cheapest first; then the same quote sets filled cheapest first with only
+    the quotes the fill reaches (each for all it can give, and at least its minimum) — with hundreds of quotes the
+    minimums alone exceed n."""
     out: list[list[tuple[Any, int]]] = [[(q, n)] for q in usable if q.min_nodes <= n <= caps[q.id]]
     fabrics: dict[str, list[Any]] = {}
     for q in usable:
@@ -73,6 +75,16 @@ def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: 
                 alloc[q.id] += take
                 rest -= take
             out.append([(q, alloc[q.id]) for q in qs if alloc[q.id] > 0])
+    for qs in [*groups, sorted((q for g in chosen for q in g), key=lambda q: rank[q.id])]:
+        fill, rest = [], n
+        for q in qs:
+            take = min(rest, caps[q.id])
+            if take >= max(1, q.min_nodes):
+                fill.append((q, take))
+                rest -= take
+            if rest == 0:
+                out.append(fill)
+                break
     return out
 
 
