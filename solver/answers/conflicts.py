@@ -261,6 +261,7 @@ class PairOracle:
         self.forced: dict[str, list[Any]] = {}
         self.groups: dict[str, Any] = {}
         self.memo: dict[tuple[str, frozenset[str]], str] = {}
+        self.quick: dict[tuple[str, frozenset[str]], str | None] = {}
         self.undecided = 0
         self._all: list[str] | None = None
         for pair in (pairs if pairs is not None else ctx.universe.pairs()):
@@ -305,6 +306,19 @@ class PairOracle:
                 out.append(b.z[i].Not())
         return out
 
+    def _quick(self, pair: str, act: set[str]) -> str | None:
+        """The pair's status without its model where a closed form settles it: no plan at any point by the point
+        bounds under `act` (`_items_cover`; forcing only removes plans), or a plan written down (`witness.py`, only
+        without forcing); None otherwise. Not for elastic models, whose slacks make the limits soft."""
+        if self.elastic:
+            return None
+        key = (pair, frozenset(act))
+        if key not in self.quick:
+            sub = self.universe.subset(pair)
+            self.quick[key] = INFEASIBLE if _items_cover(self.ctx, sub, act) else \
+                FEASIBLE if self.forced_fn is None and witness(self.ctx, sub, act) else None
+        return self.quick[key]
+
     def status(self, active: list[str]) -> str:
         """`feasible` if some pair has a plan under `active`, `infeasible` if none has, `unknown` if a time limit
         left a pair undecided and no other pair has a plan."""
@@ -322,6 +336,9 @@ class PairOracle:
         act = set(active) if act is None else act
         if self.covered(pair, act):
             return INFEASIBLE
+        quick = self._quick(pair, act)
+        if quick is not None:
+            return quick
         b = self.model(pair)
         key = (pair, frozenset(act & set(b.lits)))
         st = self.memo.get(key)
