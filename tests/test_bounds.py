@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import solver.model.bounds as bounds_mod
+import solver.model.builder as builder_mod
 import solver.solve.grow as grow_mod
 from solver.answers.conflicts import PairOracle
 from solver.estimate.cost import buy_node_lines, cloud_node_lines
@@ -114,15 +115,26 @@ def _check_point_bounds(problem: dict[str, Any], quotes: list[dict[str, Any]]) -
 @settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), extra_quotes())
 def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
-    """PairOracle.minimize with and without bounds: the same minimum cash and cost, under all groups but the
-    budget, and with every group on."""
+    """PairOracle.minimize with and without bounds: the same minimum cash, cost and finish, under all groups but
+    the budget, all but the deadline, and every group. Every option counts as big, so the bounded models also leave
+    out the quotes no plan can use under the active groups (`Bounds.usable`)."""
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
+    try:
+        _check_bounded_minimum(problem, quotes)
+    finally:
+        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+
+
+def _check_bounded_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d))
         oracle = PairOracle(prepare(p, SolveSettings()))
         groups = oracle.all_groups()
-        for active in ([g for g in groups if g != "budget.max_usd"], groups):
-            for kind in ("cash", "cost"):
-                q = (lambda b: b.cash) if kind == "cash" else (lambda b: b.cost)
+        for active in ([g for g in groups if g != "budget.max_usd"], [g for g in groups if g != "schedule.deadline"],
+                       groups):
+            for kind in ("cash", "cost", "finish"):
+                q = {"cash": lambda b: b.cash, "cost": lambda b: b.cost, "finish": lambda b: b.finish}[kind]
                 fast = oracle.minimize(active, q, lower=kind)
                 slow = oracle.minimize(active, q)
                 assert (fast is None) == (slow is None)

@@ -363,8 +363,9 @@ class PairOracle:
         """min over pairs of `quantity(b)` with `active` groups enforced.
 
         `cap` = (expression, bound) adds `expression <= bound` for this solve only (a relaxed limit). `lower` =
-        "cost" or "cash" says the quantity is the model's cost or cash, for which the bounds give per-point lower
-        bounds: each pair is then solved over the few points that could still be optimal (`solve/grow.py`)."""
+        "cost", "cash" or "finish" says the quantity is the model's cost, cash or finish day, for which the bounds
+        give per-point lower bounds: each pair is then solved over the few points that could still be optimal
+        (`solve/grow.py`)."""
         act = set(active)
         best: Minimum | None = None
         bounded = lower is not None and self.forced_fn is None and not self.elastic and self.ctx.bounds.sound
@@ -372,7 +373,9 @@ class PairOracle:
         cands: dict[str, list[tuple[int, Point]]] = {}
         if bounded:
             # Pairs in order of their best bound; a pair whose best bound exceeds the minimum so far cannot win.
-            cands = {pair: self._candidates(pair, act, 0 if lower == "cost" else 1) for pair in pairs}
+            assert lower is not None
+            which = {"cost": 0, "cash": 1, "finish": 2}[lower]
+            cands = {pair: self._candidates(pair, act, which) for pair in pairs}
             pairs = sorted((p for p in pairs if cands[p]), key=lambda p: (cands[p][0][0], p))
         complete = True
         for pair in pairs:
@@ -391,8 +394,8 @@ class PairOracle:
         return None if best is None else dataclasses.replace(best, complete=complete)
 
     def _candidates(self, pair: str, act: set[str], which: int) -> list[tuple[int, Point]]:
-        """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0) or cash
-        (1), sorted by it."""
+        """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0), cash (1)
+        or finish day (2), sorted by it."""
         sub = self.universe.subset(pair)
         cands = []
         for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
@@ -413,11 +416,12 @@ class PairOracle:
 
         def step(keep: set[tuple[str, int]], _last: Step[Minimum] | None) -> Step[Minimum]:
             b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
-                      cuts=self.ctx.cuts.get(pair, ()), protect=self.protect)
+                      cuts=self.ctx.cuts.get(pair, ()), protect=self.protect,
+                      usable=lambda pt: self.ctx.bounds.usable(pt, act))
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits], quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
 
-        found = grow(cands, step)
+        found = grow(cands, step, self.ctx.bounds.weight)
         return found.payload if found.status in (OPTIMAL, INFEASIBLE) else None
 
 

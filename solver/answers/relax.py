@@ -73,7 +73,7 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
         return _resolved_relaxation(ctx, oracle, g)
     spec, as_of, unit = ctx.problem.spec, ctx.problem.as_of, ctx.unit
     active = [h for h in groups if h != g]
-    lower = spec.budget.applies_to if g == "budget.max_usd" else None
+    lower = spec.budget.applies_to if g == "budget.max_usd" else "finish" if g == "schedule.deadline" else None
     r = oracle.minimize(active, _quantity(ctx, g), lower=lower)
     if r is None:
         return None

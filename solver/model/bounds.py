@@ -161,14 +161,16 @@ class Bounds:
             mask &= ready + pt.days <= u.deadline_day
         return ready, mask
 
-    def usable(self, pt: Point) -> np.ndarray:
-        """Which of the option's quotes any plan at this point can use with every group enforced (`_usable_at`): a
-        quote outside it has no feasible plan here, so an optimisation model need not give it a variable."""
+    def usable(self, pt: Point, active: Collection[str] | None = None) -> np.ndarray:
+        """Which of the option's quotes any plan at this point can use with the groups `active` enforced (None: all
+        of them; `_usable_at`): a quote outside it has no feasible plan here, so a model solved with those groups
+        enforced need not give it a variable."""
         spec, o = self.problem.spec, pt.option
         delay = sum(delay_days(then) for rule, then in adjustments(spec.rules, o.attrs, pt.gpus, pt.n, pt.days,
                                                                    pt.power_kw)
-                    if rule.when.quote is None and rule.when.cost is None)
-        return self._usable_at(pt, None, delay)[1]
+                    if (active is None or rule_group(rule.name) in active)
+                    and rule.when.quote is None and rule.when.cost is None)
+        return self._usable_at(pt, active, delay)[1]
 
     def _plain(self, pt: Point, arr: "_Quotes", idx: np.ndarray, caps: np.ndarray, pcts: Sequence[float],
                fixed: tuple[int, int], limits: tuple[int, int], first: int) -> tuple[int, int, int] | None:

@@ -149,7 +149,8 @@ class _Builder:
         With `reduce`, quotes a point never needs (`reduce.py`) get no variable there, and a quote no point needs
         none at all. With `usable` (optimisation: every group enforced), a big option's quotes that a point cannot
         use — too late for the deadline, a minimum order above its nodes, an estimate where none is allowed — get
-        none there either, and the presolve looks only at the quotes some point can use."""
+        none there either, and the presolve looks only at the quotes some point can use. An explanation model
+        solved once under known groups may get `usable` for those groups."""
         self.m.add_exactly_one(self.z)
         zero = self.zero
         for o in self.options:
@@ -181,8 +182,9 @@ class _Builder:
     def _usable(self, o: Option, idx: list[int], protect: frozenset[str], usable: Usable | None
                 ) -> tuple[tuple[Quote, ...] | None, list[frozenset[str]]]:
         """(the quotes some point of a big option can use, and protected ones; per point those of them it cannot
-        use), or (None, nothing) when all are modelled: small options, and models where a group may be off."""
-        if usable is None or self.guard != "fixed" or self.elastic or len(o.quotes) < REFINE_FROM:
+        use), or (None, nothing) when all are modelled: small options, elastic models. `usable` must hold for every
+        solve of the model: optimisation (every group enforced), or one solve under a known set of groups."""
+        if usable is None or self.elastic or len(o.quotes) < REFINE_FROM:
             return None, [frozenset()] * len(idx)
         masks = [usable(self.points[i]) for i in idx]
         union = np.logical_or.reduce(masks) | np.array([q.id in protect for q in o.quotes])
