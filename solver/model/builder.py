@@ -46,7 +46,8 @@ from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of,
 
 Guard = Literal["fixed", "assume"]
 Usable = Callable[[Point], np.ndarray]
-"""Which of a point's option quotes a plan there can use with every group enforced (`Bounds.usable`)."""
+"""Which of a point's option quotes a plan there can use with the groups its model is solved under enforced
+(`Bounds.usable`)."""
 
 
 @dataclass
