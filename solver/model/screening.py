@@ -78,13 +78,16 @@ class Screen:
         self._facts: dict[str, OptionFacts] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
-        self._prefixes: dict[tuple[str, int, int], tuple[int, int, frozenset[str]]] = {}
+        self._prefixes: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._prefix_sets: dict[tuple[str, int, int, bool], frozenset[str]] = {}
         self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
         self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None], PointReducer | None] = {}
-        self._drops: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None], int],
-                          frozenset[str]] = {}
+        self._kept: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None], int],
+                         frozenset[str]] = {}
+        """The quotes each point keeps, per reducer (the few kept, not the many dropped: with a marketplace catalog
+        the dropped sets of every point of every pair would hold most quotes many times over)."""
 
     @property
     def chance(self) -> ChanceModel | None:
@@ -199,26 +202,38 @@ class Screen:
             if keys is None:
                 keys = self._slack_keys[(o.id, v)] = [-r[0] for r in rows]
             k = bisect_right(keys, -pt.days)
-            total, widest, items = self._prefix(o.id, v, base, rows, k, limit)
+            total, widest = self._prefix(o.id, v, rows, k, limit)
             if total < pt.n:
-                out.append(items)
+                out.append(self._prefix_items(o.id, v, base, rows, k, False))
             elif widest < pt.n:
-                out.append(items | {"policy.max_fabrics"})
+                out.append(self._prefix_items(o.id, v, base, rows, k, True))
         return out
 
-    def _prefix(self, oid: str, v: int, base: frozenset[str], rows: tuple[tuple[int, str, int, str], ...], k: int,
-                limit: int) -> tuple[int, int, frozenset[str]]:
-        """For the first k quotes of an option's in-time order: their capacity, the most `limit` fabrics of them
-        supply, and the item (the schedule groups and their capacities); one per distinct k, kept."""
+    def _prefix(self, oid: str, v: int, rows: tuple[tuple[int, str, int, str], ...], k: int,
+                limit: int) -> tuple[int, int]:
+        """For the first k quotes of an option's in-time order: their capacity and the most `limit` fabrics of them
+        supply; one per distinct k, kept."""
         key = (oid, v, k)
         got = self._prefixes.get(key)
         if got is None:
             per_fabric: dict[str, int] = {}
             for _longest, fabric, cap, _qid in rows[:k]:
                 per_fabric[fabric] = per_fabric.get(fabric, 0) + cap
-            widest = sum(sorted(per_fabric.values(), reverse=True)[:limit])
-            got = (sum(per_fabric.values()), widest, base | frozenset(capacity_group(r[3]) for r in rows[:k]))
+            got = (sum(per_fabric.values()), sum(sorted(per_fabric.values(), reverse=True)[:limit]))
             self._prefixes[key] = got
+        return got
+
+    def _prefix_items(self, oid: str, v: int, base: frozenset[str], rows: tuple[tuple[int, str, int, str], ...],
+                      k: int, fabrics: bool) -> frozenset[str]:
+        """The item of a point the first k quotes cannot supply (the schedule groups, their capacities, and the
+        fabric limit when it binds): made only for points it excludes — a set per prefix length of a big option's
+        quotes grows with the square of their number — and kept."""
+        key = (oid, v, k, fabrics)
+        got = self._prefix_sets.get(key)
+        if got is None:
+            got = base | frozenset(capacity_group(r[3]) for r in rows[:k]) | \
+                (frozenset({"policy.max_fabrics"}) if fabrics else frozenset())
+            self._prefix_sets[key] = got
         return got
 
     def _budget(self, pt: Point, capacitated: bool) -> Reasons:
@@ -314,14 +329,15 @@ class Screen:
         reducer = self._reducers[key]
         if reducer is None:
             return set(), [frozenset()] * len(pts)
+        ids = frozenset(q.id for q in (o.quotes if among is None else among))
         at = []
         for pt in pts:
-            got = self._drops.get((key, pt.n))
-            if got is None:
-                got = reducer.dropped(pt)
-                self._drops[(key, pt.n)] = got
-            at.append(got)
-        everywhere = {q.id for q in (o.quotes if among is None else among)}
+            kept = self._kept.get((key, pt.n))
+            if kept is None:
+                kept = ids - reducer.dropped(pt)
+                self._kept[(key, pt.n)] = kept
+            at.append(ids - kept)
+        everywhere = set(ids)
         for gone in at:
             everywhere &= gone
         return everywhere, at
