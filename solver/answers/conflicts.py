@@ -139,16 +139,18 @@ def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
     if not items:
         return None
 
-    def covers(s: set[str]) -> bool:
-        return all(any(it <= s for it in its) for its in items)
-
     chosen: set[str] = set()
     for its in items:
         if not any(it <= chosen for it in its):
             chosen |= min(its, key=lambda it: (len(it - chosen), min(rank(g) for g in it)))
+    # Deletion: g can go when every point keeps an item within `chosen` that does not contain g. Each point's items
+    # within `chosen` are listed once and thinned as groups go, so a test is a membership check per item, not a
+    # subset check (a pair's capacity items hold hundreds of quotes).
+    within = [[it for it in its if it <= chosen] for its in items]
     for g in sorted(chosen, key=rank, reverse=True):
-        if covers(chosen - {g}):
+        if all(any(g not in it for it in its) for its in within):
             chosen.discard(g)
+            within = [[it for it in its if g not in it] for its in within]
     return sorted(chosen, key=rank)
 
 
