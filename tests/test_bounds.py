@@ -227,9 +227,12 @@ def test_cost_bound_counts_each_premium_with_the_quotes_it_allows() -> None:
     assert bounds_mod._cost_by_premium(split, slips, 0, 0, no, 31) is None  # the cheapest cash fill is 32
 
 
-def test_earliest_start_is_the_first_day_the_ready_quotes_fit_the_limits() -> None:
+@pytest.mark.parametrize("cells", [0, bounds_mod.VECTOR_CELLS])
+def test_earliest_start_is_the_first_day_the_ready_quotes_fit_the_limits(cells: int,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """By hand: on day 0, B and C hold 3 nodes for 44; from day 10, A joins and the fill costs 32 (+ the least
-    premium among them, 0)."""
+    premium among them, 0). Both ways of finding it: bisection over the days (cells=0) and every day at once."""
+    monkeypatch.setattr(bounds_mod, "VECTOR_CELLS", cells)
     split, slips, ready = _three_quotes()
     no = bounds_mod._NO_LIMIT
     assert bounds_mod._earliest_start(split, ready, slips, 0, 0, no, no) == 0

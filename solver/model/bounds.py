@@ -255,6 +255,9 @@ _NO_LIMIT = 2 ** 62
 REFINE_FROM = 16
 """Options with at least this many quotes get the refined bounds (`_cost_by_premium`, `_earliest_start`); fewer
 quotes seldom trade premium against price enough to matter, and a plain fill is several times cheaper there."""
+VECTOR_CELLS = 20_000
+"""Up to this many (ready day × quote) cells the earliest start is tested at every ready day in one array
+operation; beyond, by bisection over the days (a few fills, not a days × quotes matrix)."""
 PREMIUM_LEVELS = 32
 """Most slip-premium levels a point's cost bound is evaluated at (`_cost_by_premium`): exact up to this many
 distinct premiums among its usable quotes, a coarser but still valid bound beyond."""
@@ -354,6 +357,16 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
             return None
         return int(ready[order][np.argmax(held >= split.n)])
     days = np.unique(ready)
+    if len(days) * len(ready) <= VECTOR_CELLS:
+        allowed = ready[None, :] <= days[:, None]
+        cost = split.fills(allowed, False)
+        least = np.where(allowed.any(axis=1),
+                         np.where(allowed, slips[None, :], np.iinfo(np.int64).max).min(axis=1), 0)
+        ok = (cost < _NO_LIMIT) & (fixed_cost + np.where(cost < _NO_LIMIT, cost, 0) + least <= cost_limit)
+        if cash_limit < _NO_LIMIT:
+            cash = split.fills(allowed, True)
+            ok &= (cash < _NO_LIMIT) & (fixed_cash + np.where(cash < _NO_LIMIT, cash, 0) <= cash_limit)
+        return int(days[np.argmax(ok)]) if ok.any() else None
 
     def works(j: int) -> bool:
         allowed = ready <= days[j]
