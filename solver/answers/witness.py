@@ -55,10 +55,9 @@ def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
 def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None
                  ) -> list[list[tuple[Any, int]]]:
     """Splits of n nodes to try, `usable` cheapest first: each quote alone; then the quotes of each fabric alone,
-    and of the fabrics of the largest capacity (at most `fabric_limit`; every fabric without one), each quote at
-    its minimum size and the rest filled cheapest first; then the same quote sets filled cheapest first with only
-    the quotes the fill reaches (each for all it can give, and at least its minimum) — with hundreds of quotes the
-    minimums alone exceed n."""
+    and of the fabrics of the largest capacity (at most `fabric_limit`; every fabric without one), each set two
+    ways: every quote at its minimum size and the rest filled cheapest first (`_from_minimums`), and only the
+    quotes a cheapest-first fill reaches (`_reached`: with hundreds of quotes the minimums alone exceed n)."""
     out: list[list[tuple[Any, int]]] = [[(q, n)] for q in usable if q.min_nodes <= n <= caps[q.id]]
     fabrics: dict[str, list[Any]] = {}
     for q in usable:
@@ -67,25 +66,35 @@ def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: 
     chosen = groups if fabric_limit is None else groups[:fabric_limit]
     rank = {q.id: k for k, q in enumerate(usable)}
     for qs in [*groups, sorted((q for g in chosen for q in g), key=lambda q: rank[q.id])]:
-        if sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
-            alloc = {q.id: q.min_nodes for q in qs}
-            rest = n - sum(alloc.values())
-            for q in qs:
-                take = min(rest, caps[q.id] - alloc[q.id])
-                alloc[q.id] += take
-                rest -= take
-            out.append([(q, alloc[q.id]) for q in qs if alloc[q.id] > 0])
-    for qs in [*groups, sorted((q for g in chosen for q in g), key=lambda q: rank[q.id])]:
-        fill, rest = [], n
-        for q in qs:
-            take = min(rest, caps[q.id])
-            if take >= max(1, q.min_nodes):
-                fill.append((q, take))
-                rest -= take
-            if rest == 0:
-                out.append(fill)
-                break
+        out += [a for a in (_from_minimums(qs, caps, n), _reached(qs, caps, n)) if a is not None]
     return out
+
+
+def _from_minimums(qs: list[Any], caps: dict[str, int], n: int) -> list[tuple[Any, int]] | None:
+    """Every quote of `qs` at its minimum size, the rest filled in their order; None if that cannot make n."""
+    if not sum(q.min_nodes for q in qs) <= n <= sum(caps[q.id] for q in qs):
+        return None
+    alloc = {q.id: q.min_nodes for q in qs}
+    rest = n - sum(alloc.values())
+    for q in qs:
+        take = min(rest, caps[q.id] - alloc[q.id])
+        alloc[q.id] += take
+        rest -= take
+    return [(q, alloc[q.id]) for q in qs if alloc[q.id] > 0]
+
+
+def _reached(qs: list[Any], caps: dict[str, int], n: int) -> list[tuple[Any, int]] | None:
+    """`qs` filled in their order, each quote the fill reaches for all it can give (at least its minimum, else
+    skipped); None if they cannot make n."""
+    fill, rest = [], n
+    for q in qs:
+        take = min(rest, caps[q.id])
+        if take >= max(1, q.min_nodes):
+            fill.append((q, take))
+            rest -= take
+        if rest == 0:
+            return fill
+    return None
 
 
 def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest: int, budget: float) -> bool:

@@ -64,17 +64,26 @@ def wait_days(q: Quote, start_day: int, offset: int, order_by: int | None) -> in
 def allowance_days(q: Quote, accel_class: str, a: Assumptions, start_day: int, delay_days: int,
                    order_by: int | None) -> float:
     """Days between the order and the planned start left for delivery (installation taken out)."""
-    offset = ready_offset(q, accel_class, a)
-    ordered = order_day(q, start_day, delay_days, offset, order_by)
-    return start_day - ordered - install_days(q.mode, accel_class, a)
+    return allowance_with(q, start_day, delay_days, ready_offset(q, accel_class, a),
+                          install_days(q.mode, accel_class, a), order_by)
+
+
+def allowance_with(q: Quote, start_day: int, delay_days: int, offset: int, install: float,
+                   order_by: int | None) -> float:
+    """`allowance_days` given the quote's ready offset and installation days (a model computes them once)."""
+    return start_day - order_day(q, start_day, delay_days, offset, order_by) - install
+
+
+def slip_for(q: Quote, a: Assumptions, money: MoneyA, allowance: float) -> float:
+    """The quote's delivery-slip premium in dollars when `allowance` days are left for its delivery."""
+    return slip_premium(q.lead_time_days, q.lead_time_p90_days, allowance, money, a.lead_time_cap_quantile)
 
 
 def quote_slip(q: Quote, accel_class: str, a: Assumptions, money: MoneyA, start_day: int, delay_days: int,
                order_by: int | None) -> float:
     """The quote's delivery-slip premium in dollars for a plan starting on `start_day`."""
-    allowance = allowance_days(q, accel_class, a, start_day, delay_days, order_by)
-    return slip_premium(q.lead_time_days, q.lead_time_p90_days, allowance, money, a.lead_time_cap_quantile)
+    return slip_for(q, a, money, allowance_days(q, accel_class, a, start_day, delay_days, order_by))
 
 
 __all__ = ["expected_excess_days", "install_days", "ready_offset", "order_by_day", "order_day", "wait_days",
-           "allowance_days", "quote_slip"]
+           "allowance_days", "allowance_with", "slip_for", "quote_slip"]

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..estimate.options import Option, Point, PriceKey, option_quote_ready
 from ..inputs.rules import adjustments, delay_days
+from ..inputs.spec import Adjust
 from .groups import capacity_group, rule_group
 from .money import floor_units, units
 from .objective import objective
@@ -91,8 +92,7 @@ class Bounds:
 
         o = pt.option
         n = pt.n
-        adds = [then for rule, then in adjustments(spec.rules, o.attrs, pt.gpus, n, pt.days, pt.power_kw)
-                if on(rule_group(rule.name)) and rule.when.quote is None and rule.when.cost is None]
+        adds = self._adds(pt, active)
         pcts = [t.add_pct for t in adds if t.add_pct]
         arr = self._arrays(o)
         ready, mask = self._usable_at(pt, active, sum(delay_days(t) for t in adds))
@@ -165,12 +165,16 @@ class Bounds:
         """Which of the option's quotes any plan at this point can use with the groups `active` enforced (None: all
         of them; `_usable_at`): a quote outside it has no feasible plan here, so a model solved with those groups
         enforced need not give it a variable."""
-        spec, o = self.problem.spec, pt.option
-        delay = sum(delay_days(then) for rule, then in adjustments(spec.rules, o.attrs, pt.gpus, pt.n, pt.days,
-                                                                   pt.power_kw)
-                    if (active is None or rule_group(rule.name) in active)
-                    and rule.when.quote is None and rule.when.cost is None)
-        return self._usable_at(pt, active, delay)[1]
+        return self._usable_at(pt, active, sum(delay_days(t) for t in self._adds(pt, active)))[1]
+
+    def _adds(self, pt: Point, active: Collection[str] | None) -> list[Adjust]:
+        """The adjustments of the enforced rules that apply at the point whatever its quotes and cost (rules that
+        name quotes or test the cost are left out: they can only add)."""
+        o = pt.option
+        return [then for rule, then in adjustments(self.problem.spec.rules, o.attrs, pt.gpus, pt.n, pt.days,
+                                                   pt.power_kw)
+                if (active is None or rule_group(rule.name) in active)
+                and rule.when.quote is None and rule.when.cost is None]
 
     def _plain(self, pt: Point, arr: "_Quotes", idx: np.ndarray, caps: np.ndarray, pcts: Sequence[float],
                fixed: tuple[int, int], limits: tuple[int, int], first: int) -> tuple[int, int, int] | None:
@@ -209,8 +213,7 @@ class Bounds:
             a = self.problem.assumptions.values
             end = self.screen.universe.horizon
             qs = o.quotes
-            keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else [(q.price, (0.0, False))
-                                                                                     for q in qs]
+            keys = [o.points[0].per_node.price_key(q.id) for q in qs]  # asked for a point's option: it has points
             key_list = sorted({k for _p, k in keys})
             got = _Quotes(
                 ids=[q.id for q in qs],

@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..estimate.cost import slip_premium
-from ..estimate.delivery import install_days, order_by_day, order_day, ready_offset, wait_days
+from ..estimate.delivery import allowance_with, install_days, order_by_day, ready_offset, slip_for, wait_days
 from ..estimate.options import Option, Point
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
@@ -55,15 +54,13 @@ def timing(problem: Problem, o: Option, q: Quote) -> Timing:
 
 def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -> int:
     """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units:
-    `delivery.quote_slip` with the quote's offset and installation taken from `t` (the same floats)."""
-    allowance = start - order_day(t.quote, start, delay, t.offset, t.order_by) - t.install
+    `delivery.quote_slip` with the quote's offset and installation taken from `t`."""
+    allowance = allowance_with(t.quote, start, delay, t.offset, t.install, t.order_by)
     key = (allowance, unit)
     got = t.premiums.get(key)
     if got is None:
         a = problem.assumptions.values
-        q = t.quote
-        got = units(slip_premium(q.lead_time_days, q.lead_time_p90_days, allowance, a.money,
-                                 a.lead_time_cap_quantile), unit)
+        got = units(slip_for(t.quote, a, a.money, allowance), unit)
         t.premiums[key] = got
     return got
 
