@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,6 +67,43 @@ def test_latest_start_is_the_last_day_that_meets_the_confidence(sets: list[str])
                 assert not _meets(chance, o, pt, qs, f + 1), (o.id, pt.n, [q.id for q in qs], f)
                 checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("sets", [["policy.deadline_confidence=0.9"],
+                                  ["policy.deadline_confidence=0.6", "schedule.deadline=2027-06-01",
+                                   "risk.uncertainty.scenarios=2000"]])
+def test_meets_alone_is_a_start_no_later_than_the_latest_start(sets: list[str]) -> None:
+    """`meets_alone` (one comparison of a quotes × scenarios array, what the bounds and the presolve use to leave a
+    quote out at a point) against `latest_start` of each quote alone, at start days around F* and around each bought
+    quote's switch to its last valid day (where the ordering regime changes)."""
+    problem = load_problem(DATACENTER, sets)
+    ctx = prepare(problem)
+    chance = ctx.screen.chance
+    assert chance is not None
+    a = problem.assumptions.values
+    checked = met = 0
+    for o in ctx.universe.options:
+        pts = [p for p in o.points if p.time is not None and p.fits][::25][:4]
+        rows = np.arange(len(o.quotes))
+        for pt in pts:
+            latest = [chance.latest_start(o, pt, (q,)) for q in o.quotes]
+            tries = {0, 1, 30, 200}
+            for f in latest:
+                if f is not None:
+                    tries |= {f - 1, f, f + 1}
+            for q in o.quotes:
+                ob = order_by_day(q, problem.as_of)
+                if q.mode == "buy" and ob is not None:
+                    switch = ob + ready_offset(q, o.accel.cls, a)
+                    tries |= {switch, switch + 1}
+            for day in sorted(d for d in tries if d >= 0):
+                starts = np.full(len(o.quotes), day, dtype=np.int64)
+                got = chance.meets_alone(o, pt, starts, rows)
+                want = [f is not None and day <= f for f in latest]
+                assert got.tolist() == want, (o.id, pt.n, day)
+                checked += len(want)
+                met += sum(want)
+    assert checked >= 500 and 0 < met < checked
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -57,7 +57,8 @@ def _quote(i: int, mode: str, system: str, draw: Any) -> dict[str, Any]:
 @st.composite
 def cases(draw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A 70B pretraining problem over many quotes of two systems (bought on one site fabric; rented alone on their
-    own fabrics or shared), with the limits that interact with the reduction switched on at random."""
+    own fabrics or shared), with the limits that interact with the reduction switched on at random — among them the
+    deadline as a chance constraint, where only R1 applies, to the quotes that meet the confidence alone."""
     quotes = [_quote(i, draw(st.sampled_from(["buy", "cloud", "cloud", "managed"])),
                      draw(st.sampled_from(["dgx-b200", "dgx-h100"])), draw) for i in range(draw(st.integers(4, 12)))]
     p: dict[str, Any] = {
@@ -86,6 +87,11 @@ def cases(draw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if draw(st.booleans()):
         rules.append({"name": "fee", "when": {"quote": ["rq-00"]}, "then": {"add_usd": 40000}})
     p["rules"] = rules
+    confidence = draw(st.sampled_from([None, None, 0.6, 0.9]))
+    if confidence is not None:
+        p["policy"]["deadline_confidence"] = confidence
+        p["schedule"]["deadline"] = draw(st.sampled_from(["2027-03-01", "2027-04-01", "2027-06-01"]))
+        p.setdefault("risk", {})["uncertainty"] = {"scenarios": 400}
     return p, quotes
 
 

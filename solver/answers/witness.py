@@ -119,7 +119,10 @@ def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest:
 
 
 def _point_local(g: str) -> bool:
-    """Groups whose effect on a point is exactly the screen's items (and capacities, which `witness` checks)."""
+    """Groups whose effect on a point is exactly the screen's items (and capacities, which `witness` checks). The
+    deadline's confidence is a policy but not point-local: it couples the start with the quotes' lateness."""
+    if g == "policy.deadline_confidence":
+        return False
     return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
 
 

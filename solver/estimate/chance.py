@@ -46,6 +46,20 @@ class ChanceCut:
     latest_start: int | None
 
 
+@dataclass(frozen=True)
+class _QuoteDays:
+    """One quote's readiness per scenario in whole days (`ChanceModel._latest_start`): rented, ⌈lead⌉ (ordered on
+    day 0); bought, ⌈install + lead⌉ after its order (`lead`), the days it runs past its ready offset when ordered
+    just in time (`ahead`, ≥ 0), and the day it is ready when ordered on its last valid day `ob` (`at_order_by`)."""
+
+    buy: bool
+    lead: np.ndarray
+    offset: int
+    ob: int | None
+    ahead: np.ndarray
+    at_order_by: np.ndarray | None
+
+
 @dataclass
 class ChanceModel:
     """The scenarios of one problem with a deadline and a confidence, and the arrays its constraints read (kept
@@ -61,6 +75,10 @@ class ChanceModel:
     _lead: dict[str, np.ndarray] = field(default_factory=dict)
     _port: dict[str, np.ndarray] = field(default_factory=dict)
     _latest: dict[tuple[str, int, tuple[str, ...]], int | None] = field(default_factory=dict)
+    _ready: dict[tuple[str, bytes], dict[str, np.ndarray]] = field(default_factory=dict)
+    _slack: dict[tuple[TimeEstimate, str, str], np.ndarray] = field(default_factory=dict)
+    _port_days_by: dict[str, np.ndarray] = field(default_factory=dict)
+    _quote_days_by: dict[tuple[str, str], "_QuoteDays"] = field(default_factory=dict)
 
     @property
     def needed(self) -> int:
@@ -109,28 +127,28 @@ class ChanceModel:
         """Bought quotes switch from just-in-time ordering to their last valid day at ob + offset; between those
         switches every quote's regime is fixed and F* is one order statistic. Pieces are visited in time order and
         the search stops at the first piece where the confidence fails (the share met never rises with F)."""
-        a = self.problem.assumptions.values
-        slack = self.deadline_day - self.days(o, pt)          # D − d_s: the latest start of scenario s
-        fixed = np.ceil(self.port(o) - 1e-9)
-        bought: list[tuple[np.ndarray, int, int | None, float]] = []
+        slack = self.slack(o, pt)
+        fixed = self._port_days(o)
+        bought: list[_QuoteDays] = []
         for q in quotes:
-            if q.mode != "buy":
-                fixed = np.maximum(fixed, np.ceil(self.lead(q) - 1e-9))
-                continue
-            ob = order_by_day(q, self.problem.as_of)
-            bought.append((self.lead(q), ready_offset(q, o.accel.cls, a), ob, install_days(q.mode, o.accel.cls, a)))
-        switches = sorted({ob + offset for _l, offset, ob, _i in bought if ob is not None})
+            got = self._quote_days(o, q)
+            if got.buy:
+                bought.append(got)
+            else:
+                fixed = np.maximum(fixed, got.lead)
+        switches = sorted({b.ob + b.offset for b in bought if b.ob is not None})
         best: int | None = None
         lo = 0
         for hi in [*switches, None]:
-            ahead = np.zeros_like(slack)
+            ahead: np.ndarray | None = None
             piece_fixed = fixed
-            for lead, offset, ob, inst in bought:
-                if ob is not None and ob + offset < lo:   # ordered on its last valid day in this piece
-                    piece_fixed = np.maximum(piece_fixed, np.ceil(ob + inst + lead - 1e-9))
+            for b in bought:
+                if b.ob is not None and b.ob + b.offset < lo:   # ordered on its last valid day in this piece
+                    assert b.at_order_by is not None
+                    piece_fixed = np.maximum(piece_fixed, b.at_order_by)
                 else:
-                    ahead = np.maximum(ahead, np.ceil(inst + lead - 1e-9) - offset)
-            top = self._kth(slack - ahead, piece_fixed, slack)
+                    ahead = b.ahead if ahead is None else np.maximum(ahead, b.ahead)
+            top = self._kth(slack if ahead is None else slack - ahead, piece_fixed, slack)
             if top is None or top < lo:
                 break
             best = top if hi is None else min(top, hi)
@@ -139,13 +157,98 @@ class ChanceModel:
             lo = hi + 1
         return best
 
+    def slack(self, o: Option, pt: Point) -> np.ndarray:
+        """D − d_s, the latest start of each scenario, in whole days (the point's `days` are whole)."""
+        assert pt.time is not None
+        key = (pt.time, o.accel.software, o.accel.cls)
+        got = self._slack.get(key)
+        if got is None:
+            got = self._slack[key] = (self.deadline_day - self.days(o, pt)).astype(np.int32)
+            got.flags.writeable = False
+        return got
+
+    def _port_days(self, o: Option) -> np.ndarray:
+        """⌈port_s⌉: the day the option's software is ported in each scenario."""
+        key = f"{o.accel.software}/{self.problem.spec.workload.framework}"
+        got = self._port_days_by.get(key)
+        if got is None:
+            got = self._port_days_by[key] = np.ceil(self.port(o) - 1e-9).astype(np.int32)
+        return got
+
+    def _quote_days(self, o: Option, q: Quote) -> "_QuoteDays":
+        """A quote's scenario readiness in whole days, once per quote (and accelerator class, for installation)."""
+        key = (q.id, o.accel.cls)
+        got = self._quote_days_by.get(key)
+        if got is not None:
+            return got
+        lead = self._lead.get(q.id)
+        if lead is None:
+            a = self.problem.assumptions.values
+            lead = lead_days(self.draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
+        if q.mode != "buy":
+            got = _QuoteDays(False, np.ceil(lead - 1e-9).astype(np.int32), 0, None, np.zeros(0, np.int32), None)
+        else:
+            a = self.problem.assumptions.values
+            inst = install_days(q.mode, o.accel.cls, a)
+            offset = ready_offset(q, o.accel.cls, a)
+            ob = order_by_day(q, self.problem.as_of)
+            jit = np.ceil(inst + lead - 1e-9).astype(np.int32)
+            got = _QuoteDays(True, jit, offset, ob, np.maximum(jit - offset, 0),
+                             None if ob is None else np.ceil(ob + inst + lead - 1e-9).astype(np.int32))
+        self._quote_days_by[key] = got
+        return got
+
     def _kth(self, h: np.ndarray, fixed: np.ndarray, slack: np.ndarray) -> int | None:
-        """The k-th largest h_s over the scenarios whose fixed readiness leaves room (fixed_s ≤ slack_s)."""
+        """The k-th largest h_s over the scenarios whose fixed readiness leaves room (fixed_s ≤ slack_s). The h_s
+        are whole days within a few hundred of each other, so counting them (a histogram, then its running total
+        from the top) finds the order statistic about four times faster than a partition of the floats."""
         ok = h[fixed <= slack]
         k = self.needed
         if len(ok) < k:
             return None
-        return int(np.partition(ok, len(ok) - k)[len(ok) - k])
+        days = ok.astype(np.int64)
+        lo = int(days.min())
+        if int(days.max()) - lo > 8 * len(days):
+            return int(np.partition(days, len(days) - k)[len(days) - k])
+        counts = np.bincount(days - lo)
+        at_least = np.cumsum(counts[::-1])
+        return lo + len(counts) - 1 - int(np.argmax(at_least >= k))
+
+    def meets_alone(self, o: Option, pt: Point, starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """For the option's quotes `rows`: whether a plan at the point using that quote alone, planned to start on
+        its day in `starts` (one per quote of the option), meets the confidence — exactly `latest_start(o, pt, (q,))`
+        is not None and at least that day, as the share met never rises with the start; one comparison of a
+        quotes × scenarios array instead of an order statistic per quote.
+
+        A quote alone is ready in scenario s on E_s (`_readiness`), so the run meets the deadline iff E_s ≤ D − d_s;
+        E does not depend on the point, so it is kept per option and start days."""
+        slack = self.slack(o, pt)
+        ready = self._readiness(o, starts)
+        return np.count_nonzero(ready[rows] <= slack[None, :], axis=1) >= self.needed
+
+    def _readiness(self, o: Option, starts: np.ndarray) -> np.ndarray:
+        """E[q, s] for each quote q of the option planned to start on starts[q], the day the run can start in
+        scenario s (module docstring): rented, max(F, ⌈port⌉, ⌈lead⌉); bought just in time (F ≤ ob + offset),
+        max(⌈port⌉, F + max(0, ⌈install + lead⌉ − offset)); bought on its last valid day, max(F, ⌈port⌉,
+        ⌈ob + install + lead⌉) — the conditions of `_latest_start`'s pieces, at one start."""
+        key = (o.id, starts.tobytes())
+        got = recent(self._ready, key, READY_OPTIONS)
+        if "E" in got:
+            return got["E"]
+        port = self._port_days(o)
+        out = np.empty((len(o.quotes), len(port)), dtype=np.int32)
+        for j, q in enumerate(o.quotes):
+            f = int(starts[j])
+            d = self._quote_days(o, q)
+            if not d.buy:
+                out[j] = np.maximum(np.maximum(port, d.lead), f)
+            elif d.ob is None or f <= d.ob + d.offset:
+                out[j] = np.maximum(port, d.ahead + f)
+            else:
+                assert d.at_order_by is not None
+                out[j] = np.maximum(np.maximum(port, d.at_order_by), f)
+        got["E"] = out
+        return out
 
     def joint_meets(self, o: Option, pt: Point, start_day: int, orders: list[tuple[Quote, int]]) -> int:
         """How many scenarios a plan at this point, planned to start on `start_day`, with the quotes' capacity
@@ -186,6 +289,10 @@ class ChanceModel:
                 hi = mid - 1
         return lo
 
+
+READY_OPTIONS = 8
+"""Options whose quotes' scenario readiness (`ChanceModel._readiness`, quotes × scenarios) a chance model keeps:
+the points of one option are bounded one after another."""
 
 EXACT_QUOTE_SETS = 4
 """An option with at most this many quotes gets a constraint for every set of them (exact: a plan's own set is

@@ -20,8 +20,10 @@ The bound of a point relaxes only what can only raise the objective:
   start, each pushed back by the delays of those rules (they add up), and the first ready day by which the quotes
   ready then can hold n nodes within the budget and a caller's cost cap (`_earliest_start`): with a marketplace
   catalog the first quote to arrive seldom holds a whole cluster, and under a cap the cheap quotes may be late.
-A quote is usable when it is allowed (estimates policy), could supply the point (min_nodes ≤ n) and, with a
-deadline, arrives in time for the point to finish by it. Costs are in the model's integer money units, each
+A quote is usable when it is allowed (estimates policy), could supply the point (min_nodes ≤ n), with a deadline,
+arrives in time for the point to finish by it, and with `policy.deadline_confidence`, a plan using it alone and
+started on its ready day meets the confidence (the model holds start ≤ F*(point, quote) for every used quote, and
+F* can only fall as more quotes join: `estimate/chance.py`). Costs are in the model's integer money units, each
 per-node term rounded up exactly as the model rounds it, and the objective is `model.objective`, which is
 monotone in cost and finish — so the bound never exceeds the model's value of any plan at that point.
 A point with no possible plan (too little usable capacity, over the budget even at the bound) gets None.
@@ -159,6 +161,10 @@ class Bounds:
             mask &= ~arr.est
         if on("schedule.deadline") and u.deadline_day is not None:
             mask &= ready + pt.days <= u.deadline_day
+        chance = self.screen.chance
+        if chance is not None and on("policy.deadline_confidence") and pt.time is not None and mask.any():
+            rows = np.flatnonzero(mask)
+            mask[rows] = chance.meets_alone(o, pt, ready, rows)
         return ready, mask
 
     def usable(self, pt: Point, active: Collection[str] | None = None) -> np.ndarray:

@@ -461,7 +461,8 @@ class _Builder:
     def add_deadline_confidence(self, cuts: Sequence[ChanceCut]) -> None:
         """start ≤ F*(point, quote) for the chosen point and each quote it uses (`estimate/chance.py`): a necessary
         condition of finishing by the deadline in a share c of the scenarios; plus the cuts of plans whose quotes,
-        taken jointly, missed it (`solve/pipeline.py`)."""
+        taken jointly, missed it (`solve/pipeline.py`). A quote with no nodes variable at a point (the presolve or
+        the bounds left it out there) cannot be used with that point, so it needs no constraint there."""
         chance = self.screen.chance
         if chance is None:
             return
@@ -470,7 +471,9 @@ class _Builder:
                          chance.confidence)
         index = {(pt.option.id, pt.n): i for i, pt in enumerate(self.points)}
         for i, pt in enumerate(self.points):
-            usable = [q for q in pt.option.quotes if self._used(q.id) is not None]
+            single = len(pt.option.quotes) == 1
+            usable = [q for q in pt.option.quotes if self._used(q.id) is not None
+                      and (single or (q.id, i) in self.y)]
             for qs in quote_sets(usable):
                 self._latest_start([self.z[i], *(self._used(q.id) for q in qs)],
                                    chance.latest_start(pt.option, pt, qs), lit)

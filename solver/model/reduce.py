@@ -23,8 +23,13 @@ those of that point:
 
 Quotes are examined cheapest first against the ones kept so far, so the moves can be made one dropped quote at a
 time in any plan. Rules that name a quote are outside the argument (such quotes are never dropped nor dominators);
-a rule that tests the plan's cost, or lowers it, switches the reduction off; so does `policy.deadline_confidence`
-(each quote's lateness is its own scenario draw: a quote better on p50 and p90 can still miss the confidence).
+a rule that tests the plan's cost, or lowers it, switches the reduction off.
+
+With `policy.deadline_confidence` only R1 is used: each quote's lateness is its own scenario draw, so a quote better
+on p50 and p90 can still miss the confidence, and nodes cannot be moved between quotes (R2, R3). A plan that uses
+one quote alone, though, meets the confidence or not as a whole: the model holds its start to at most F*(point,
+quote) (`estimate/chance.py`), so a quote that misses it when started on its own floor is never used at the point,
+and among the quotes that meet it the Pareto argument of R1 holds unchanged.
 
 Explanation models (`every_limit=False`, any group may be switched off) use R2 without (b), and the slip margin
 from the earliest day any floor allows: both hold whatever groups are active, so a conflict or a relaxation found on
@@ -45,22 +50,25 @@ from .money import COARSE_UNIT
 from .timing import Timing, candidates, delay_sums, rule_delays, slip_units, timing, wait_of
 
 if TYPE_CHECKING:
+    from ..estimate.chance import ChanceModel
     from ..inputs.catalog import Quote
 
 
 def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[str] = frozenset(),
-                every_limit: bool = True, chance: bool = False,
+                every_limit: bool = True, chance: "ChanceModel | None" = None,
                 among: "tuple[Quote, ...] | None" = None) -> "PointReducer | None":
     """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
-    a deadline confidence, a rule that tests the plan's cost, a rule that can lower it. `among` limits it to some
-    of the option's quotes, when the model has no others (the rest cannot be used at any of its points): the
-    argument then holds for the problem with those quotes alone, whose plans are the model's."""
+    a rule that tests the plan's cost, a rule that can lower it, a deadline confidence where R1 does not apply.
+    `among` limits it to some of the option's quotes, when the model has no others (the rest cannot be used at any
+    of its points): the argument then holds for the problem with those quotes alone, whose plans are the model's."""
     rules = problem.spec.rules
     quotes = o.quotes if among is None else among
-    if chance or len(quotes) < 2 or any(r.when.cost is not None for r in rules) or \
+    if len(quotes) < 2 or any(r.when.cost is not None for r in rules) or \
             any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in rules):
         return None
-    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes)
+    if chance is not None and not (every_limit and problem.spec.policy.max_fabrics == 1 and o.mode != "buy"):
+        return None
+    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes, chance=chance)
 
 
 class PointReducer:
@@ -72,9 +80,9 @@ class PointReducer:
     """
 
     def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool,
-                 quotes: "tuple[Quote, ...] | None" = None) -> None:
+                 quotes: "tuple[Quote, ...] | None" = None, chance: "ChanceModel | None" = None) -> None:
         a = problem.assumptions.values
-        self.problem, self.o, self.unit, self.every_limit = problem, o, unit, every_limit
+        self.problem, self.o, self.unit, self.every_limit, self.chance = problem, o, unit, every_limit, chance
         spec = problem.spec
         named = {qid for r in spec.rules for qid in (quote_ids(r.when) or [])} | protect
         self.quotes = list(o.quotes if quotes is None else quotes)
@@ -109,6 +117,9 @@ class PointReducer:
         self.keys = sorted({k for _p, k in price_keys})
         self.prices = np.array([p for p, _k in price_keys], dtype=float)
         self.key_of = np.array([self.keys.index(k) for _p, k in price_keys], dtype=np.int64)
+        self._index = {q.id: k for k, q in enumerate(o.quotes)}
+        self._option_ready: np.ndarray | None = None
+        self._rows = np.zeros(0, dtype=np.int64)
 
     def timings(self) -> list[Timing]:
         if self._timings is None:
@@ -167,7 +178,8 @@ class PointReducer:
         gone = np.zeros(len(self.quotes), dtype=bool)
         if self.exact:
             gone = self._alone_pareto(pt, cost, cash)
-        gone |= self._covered_at(pt, cost, cash, gone)
+        if self.chance is None:
+            gone |= self._covered_at(pt, cost, cash, gone)
         return frozenset(q.id for q, g in zip(self.quotes, gone, strict=True) if g)
 
     def _per_node(self, pt: Point, cash: bool) -> np.ndarray:
@@ -201,6 +213,8 @@ class PointReducer:
             cost_u = cost_u + n * _units(cost * pct / 100.0, unit)
         cash_u = n * _units(cash, unit)
         valid = (self.least <= n) & (n <= self.cap) & ~self.named
+        if self.chance is not None and pt.time is not None and valid.any():
+            valid &= self._meets_alone(pt, delay)
         gone = self.alone & ~self.named & ~valid
         idx = np.flatnonzero(valid)
         if len(idx) == 0:
@@ -217,6 +231,21 @@ class PointReducer:
         dominated = order[~live]
         gone[dominated[self.alone[dominated]]] = True
         return gone
+
+    def _meets_alone(self, pt: Point, delay: int) -> np.ndarray:
+        """Whether each quote, used alone at this point and started on its own floor (the earliest start, the
+        option's and the quote's ready day, each plus the rules' delays), meets the deadline's confidence — the
+        latest start the model allows it (`ChanceModel.meets_alone`, which keeps its scenarios per option and start
+        days: these are the start days the bounds ask about)."""
+        assert self.chance is not None
+        o = self.o
+        base = max(o.ready_day + delay, self.earliest)
+        if self._option_ready is None:
+            a = self.problem.assumptions.values
+            self._option_ready = np.array([option_quote_ready(q, o, a) for q in o.quotes], dtype=np.int64)
+            self._rows = np.array([self._index[q.id] for q in self.quotes], dtype=np.int64)
+        starts = np.maximum(base, self._option_ready + delay)
+        return self.chance.meets_alone(o, pt, starts, self._rows)
 
     def _covered_at(self, pt: Point, cost: np.ndarray, cash: np.ndarray, gone: np.ndarray) -> np.ndarray:
         """R2: pairwise dominance at this point's prices (`_pairwise` for the rest), with room for n nodes: quotes

@@ -325,7 +325,7 @@ class Screen:
         key = (o.id, unit, protect, every_limit, None if among is None else frozenset(q.id for q in among))
         if key not in self._reducers:
             self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
-                                              chance=self.chance is not None, among=among)
+                                              chance=self.chance, among=among)
         reducer = self._reducers[key]
         if reducer is None:
             return set(), [frozenset()] * len(pts)
