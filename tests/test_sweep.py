@@ -168,3 +168,50 @@ def test_sensitivity_sweeps_on_a_process_pool_are_the_direct_solves() -> None:
         alone = solve_problem(got[1], quick, prepare(got[1], quick))
         assert alone.plan is not None and (row["option"], row["nodes"], row["cost_usd"]) == \
             (alone.plan.option, alone.plan.nodes, round(alone.plan.total_cost))
+
+
+class _Node:
+    """An object in a reference cycle: only the cyclic collector can free it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _cyclic_garbage(n: int) -> int:
+    for _ in range(n):
+        _Node()
+    return n
+
+
+def test_units_run_without_collection_and_their_garbage_is_freed_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each unit runs with the cyclic collector paused; after it, its garbage is frozen out of the collector's way
+    until more than `HELD_OBJECTS` objects are held, then collected at once — so memory stays bounded however many
+    units run, and the collector's state is what it was."""
+    import gc
+    import weakref
+
+    from solver import collect
+    monkeypatch.setattr(collect, "HELD_OBJECTS", 50_000)
+    probes: list[Any] = []
+
+    def unit(k: int) -> bool:
+        assert not gc.isenabled()
+        node = _Node()
+        probes.append(weakref.ref(node))
+        del node
+        _cyclic_garbage(10_000)
+        return True
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert Local().map(unit, list(range(12))) == [True] * 12
+        assert gc.isenabled()
+        freed = [p() is None for p in probes]
+        assert any(freed), "garbage held beyond HELD_OBJECTS was never collected"
+        assert not freed[-1], "the last unit's garbage is frozen, not collected one unit at a time"
+    finally:
+        gc.unfreeze()
+        gc.collect()
+        if not was:
+            gc.disable()
