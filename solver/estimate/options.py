@@ -13,6 +13,7 @@ built, and later stages keep what they derive from them in their own structures.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -176,7 +177,7 @@ class Point:
     dataclass only because a frozen `__init__` costs six times as much, and a large catalog makes ~10^5 points.
     """
 
-    option: "Option"
+    _option: "weakref.ReferenceType[Option]"
     n: int
     key: tuple[str, int]
     """(option id, node count): unique within a universe, the key later stages index their own data by."""
@@ -189,6 +190,16 @@ class Point:
     racks_with_power: int | None
     per_node: PerNode
     _fixed_make: Callable[[], Lines] = field(repr=False)
+
+    @property
+    def option(self) -> "Option":
+        """The point's option. Held weakly: the option holds its points, and a strong reference both ways would make
+        every universe a reference cycle, freed only by the cyclic collector (~400,000 objects per what-if of the
+        200B example, which a sweep of hundreds of what-ifs in one process would otherwise pay to scan)."""
+        got = self._option()
+        if got is None:
+            raise ReferenceError("a point outlived its universe")
+        return got
 
     @_ComputedOnce
     def fixed(self) -> Lines:
@@ -537,6 +548,8 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
     utils: dict[float, float] = {}
     cache = estimates.setdefault((system, accel, opt.preemptible), {})
     mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in spec.rules)
+    kind = Kind(opt.mode, system, accel, opt.porting)
+    ref = weakref.ref(opt)
     out: list[Point] = []
     for n in grid:
         gpus = n * system.per_node
@@ -552,14 +565,26 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        tail = _run_tail(opt, a, t, draws)
-        per_node = PerNode(quote_keys, _templates_of(opt, keys, spec, a, n, t, node_kw, own, tail), ranges)
-        out.append(Point(opt, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
-                         _fixed_of(opt, a, gpus, n, t, tail)))
+        tail = _run_tail(kind, a, t, draws)
+        per_node = PerNode(quote_keys, _templates_of(kind, keys, spec, a, n, t, node_kw, own, tail), ranges)
+        out.append(Point(ref, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
+                         _fixed_of(kind, a, gpus, n, t, tail)))
     return out
 
 
-def _run_tail(opt: Option, a: Assumptions, t: TimeEstimate | None, draws: Draws | None
+@dataclass(frozen=True)
+class Kind:
+    """What a point's cost formulas read of its option (mode, system, accelerator, porting), apart from the option:
+    the closures that price a point on first use keep this, not the option, so a universe holds no cycle through
+    them (see `Point.option`)."""
+
+    mode: str
+    system: System
+    accel: Accelerator
+    porting: Porting
+
+
+def _run_tail(opt: Kind, a: Assumptions, t: TimeEstimate | None, draws: Draws | None
               ) -> Callable[[], RunTail | None]:
     """The point's run-length scenarios for the mean–CVaR premium, made on first use (None: no aversion)."""
     made: list[RunTail | None] = []
@@ -577,7 +602,7 @@ def _run_tail(opt: Option, a: Assumptions, t: TimeEstimate | None, draws: Draws 
     return get
 
 
-def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None,
+def _fixed_of(opt: Kind, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None,
               tail: Callable[[], RunTail | None]) -> Callable[[], Lines]:
     def make() -> Lines:
         if t is None:
@@ -594,7 +619,7 @@ def _fixed_of(opt: Option, a: Assumptions, gpus: int, n: int, t: TimeEstimate | 
     return make
 
 
-def _templates_of(opt: Option, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
+def _templates_of(opt: Kind, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
                   t: TimeEstimate | None, node_kw: float, own: Owning, tail: Callable[[], RunTail | None]
                   ) -> Callable[[bool, int], dict[PriceKey, Any]]:
     def make(sums: bool, wait: int) -> dict[PriceKey, Any]:
@@ -610,7 +635,7 @@ def _templates_of(opt: Option, keys: list[PriceKey], spec: ProblemSpec, a: Assum
     return make
 
 
-def _with_tail(base: Any, run: RunTail, opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int,
+def _with_tail(base: Any, run: RunTail, opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int,
                t: TimeEstimate, node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
     """A per-node template with its mean–CVaR premium added as the line `tail` (cost only, never cash): ω × (CVaR95
     of the node's cost over the scenarios' run lengths, as the scenarios price it (`node_cost_at`) − its cost in
@@ -639,7 +664,7 @@ def _with_tail(base: Any, run: RunTail, opt: Option, key: PriceKey, spec: Proble
     return (Lines({**l0.cost, "tail": p0}, dict(l0.cash)), Lines({**l1.cost, "tail": p1}, dict(l1.cash)))
 
 
-def _template(opt: Option, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
+def _template(opt: Option | Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
               node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
     """Per-node lines at price 0 and their change per dollar of price (see `PerNode`), for bought hardware that
     waits `wait` days before the start; with `sums`, only the totals of both (`Sums`)."""
