@@ -5,10 +5,11 @@ lines). Every automatic full collection re-scans all of them, which cost about 4
 1,000-quote catalog and half of a small what-if (bench/README.md). Nothing built there is cyclic garbage, so
 collection waits until the block ends; the collector's previous state is restored whatever happens.
 
-A sweep runs many such blocks in one process, and each leaves its universe behind as cyclic garbage (points and
-their option refer to each other: ~400,000 objects per what-if of the 200B example). Collected after every unit,
-that costs about as much as the unit itself (0.2 s); never collected, a 100-point sweep holds gigabytes. So between
-units (`settle`) the garbage is frozen out of the collector's way, and collected once there is enough of it.
+A sweep runs many such blocks in one process. Turned back on after each, the collector scans the block's young
+objects at the next allocation — 0.2 s per what-if of the 200B example while a universe was still a reference cycle
+(its points and their option referred to each other; now `Point.option` is weak and a universe goes by reference
+counting) — and never turned back on, whatever cyclic garbage remains would pile up. So between units (`unit`) the
+garbage is frozen out of the collector's way, and collected once there is enough of it.
 """
 
 from __future__ import annotations
