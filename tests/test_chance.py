@@ -202,3 +202,37 @@ def _only_test_quotes(problem: dict[str, Any], tmp: Path, sets: list[str]) -> An
     assert cat is not None
     keep = {k: v for k, v in cat.quotes.items() if k.startswith("cut-")}
     return loaded.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
+
+
+def test_a_pair_out_only_because_its_quotes_are_late_together_gets_a_reason() -> None:
+    """The two quotes above with plans of fewer than 5 nodes forbidden: every plan needs both, and both are ready
+    in 95% of scenarios only ~107 days out, after the deadline. With one constraint per quote the model alone has
+    plans; only the solve's joint-check cuts rule them out. The reason for the pair must carry those cuts: it names
+    the confidence (without it the split plan stands, as at 50% above), and says its minimality is not proven."""
+    import solver.estimate.chance as chance
+    from solver.answers.conflicts import why_excluded
+    problem = {"name": "cut", "as_of": "2026-12-01",
+               "workload": {"method": "pretrain", "params": "7B", "tokens": "200B", "seq_len": 2048, "layers": 32,
+                            "hidden": 4096},
+               "schedule": {"deadline": "2027-03-06"},
+               "policy": {"modes": ["cloud"], "accelerators": {"include": ["h100-sxm"]}},
+               "rules": [{"name": "at-least-5", "when": {"nodes": {"lt": 5}}, "then": "forbid"}],
+               "objective": {"cost": 1, "delay_cost_usd_per_day": 10000}}
+    saved = chance.EXACT_QUOTE_SETS
+    chance.EXACT_QUOTE_SETS = 1
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            p = _only_test_quotes(problem, Path(d), ["policy.deadline_confidence=0.95",
+                                                     "risk.uncertainty.scenarios=4000"])
+            ctx = prepare(p)
+            result = solve_problem(p, ctx.settings, ctx)
+            assert result.status == "infeasible" and ctx.cuts.get("h100-sxm/cloud")
+            conflict = why_excluded(ctx, ctx.universe.subset("h100-sxm/cloud"), "h100-sxm/cloud")
+            assert "policy.deadline_confidence" in conflict.groups and not conflict.proven
+            relaxed = _only_test_quotes(problem, Path(d), ["policy.deadline_confidence=0.5",
+                                                           "risk.uncertainty.scenarios=4000"])
+            rctx = prepare(relaxed)
+            plan = solve_problem(relaxed, rctx.settings, rctx).plan
+            assert plan is not None and plan.nodes >= 5 and len(plan.quotes) == 2
+    finally:
+        chance.EXACT_QUOTE_SETS = saved

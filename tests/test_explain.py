@@ -311,6 +311,36 @@ def test_random_conflicts_are_infeasible_and_minimal(problem: dict[str, Any], qu
                 assert feasible(p, others + [g]), (conflict, g)
 
 
+def test_spot_capacity_forbidden_only_above_one_node_is_in_the_conflict() -> None:
+    """Found by the property test above: the explanation listed the problem's groups from a model of one point
+    per option, and for a spot option that point is a single node, which `policy.allow_preemptible` allows — so
+    the group was missing, the search without it found a 3-node spot plan and reported an empty conflict
+    ("feasible when re-checked") for a problem that has no plan (the enumeration agrees)."""
+    from solver.solve.brute import brute_force
+    from solver.solve.pipeline import prepare
+    problem = {"name": "random", "as_of": "2026-12-01",
+               "workload": {"method": "pretrain", "params": 200e9, "tokens": 1e9, "seq_len": 2048,
+                            "precision": "bf16", "optimizer": "adamw", "recompute": "selective",
+                            "framework": "pytorch"},
+               "schedule": {"earliest_start": "2027-01-01", "deadline": "2027-01-21"},
+               "policy": {"modes": ["buy", "cloud"], "require_ecc": False,
+                          "accelerators": {"include": ["rtx-4090", "b200"]}, "after_run": "resell",
+                          "max_fabrics": 1, "allow_preemptible": False},
+               "objective": "cost", "budget": {"max_usd": 5000.0, "applies_to": "cash"}, "rules": []}
+    with tempfile.TemporaryDirectory() as d:
+        p = _load(problem, [], Path(d))
+        ctx = prepare(p, QUICK)
+        assert brute_force(p, ctx.universe, ctx.unit) is None
+        _ctx, r = solve_and_explain(p, QUICK)
+        conflict = r.explanation["conflict"]
+        assert "policy.allow_preemptible" in conflict, r.explanation
+        others = [g for g in every_group(p) if g not in conflict]
+        assert not feasible(p, others), conflict
+        for g in conflict:
+            if g != "workload.memory":
+                assert feasible(p, others + [g]), (conflict, g)
+
+
 def test_combined_relaxation_restores_feasibility() -> None:
     """feasRelax: applying every change of the cheapest combined relaxation at once gives a feasible problem."""
     problem = load_problem(INF / "budget_and_deadline.yaml")

@@ -41,7 +41,7 @@ from .cpsat import Model, cp_model
 from .groups import Group, GroupKind, capacity_group, rule_group
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
-from .screening import Screen, preemptible_forbidden
+from .screening import PRETRAINING, Screen, preemptible_forbidden
 from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
@@ -417,11 +417,18 @@ class _Builder:
 
     def add_preemptible(self) -> None:
         """Spot capacity for a multi-node pretraining run only with `policy.allow_preemptible` (a reclaimed node
-        stalls every other node until the job restarts from its last checkpoint)."""
+        stalls every other node until the job restarts from its last checkpoint). The group exists whenever a spot
+        option could be forbidden, whatever node counts the model holds: the explanations list a problem's groups
+        from a skeleton model of one point per option (`PairOracle.all_groups`), and a single-node skeleton point
+        must not hide the group from them."""
+        pol = self.spec.policy
+        if pol.allow_preemptible or self.spec.workload.method not in PRETRAINING or \
+                not any(o.preemptible for o in self.options):
+            return
+        lit = self.group("policy.allow_preemptible", "policy", ("policy", "allow_preemptible"),
+                         "no spot capacity for multi-node pretraining")
         bad = [self.z[i] for i, pt in enumerate(self.points) if preemptible_forbidden(self.spec, pt)]
         if bad:
-            lit = self.group("policy.allow_preemptible", "policy", ("policy", "allow_preemptible"),
-                             "no spot capacity for multi-node pretraining")
             self.m.add(sum(bad) == 0).only_enforce_if(lit)
 
     def _breaches(self, o: Option) -> set[str]:
