@@ -29,29 +29,6 @@ _held = [0]
 
 
 @contextmanager
-def unit() -> Iterator[None]:
-    """One unit of a sweep: collection paused while it runs, then, before the collector's previous state returns,
-    its garbage collected if more than `HELD_OBJECTS` objects are held, else frozen, so that the collector (if it is
-    on) does not scan it until then. In that order: turned back on first, the collector would scan the unit's half
-    a million young objects at the next allocation. Freezing and collecting change no answer, only when memory is
-    returned."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        _held[0] += gc.get_count()[0]  # net new tracked objects since the last freeze or collection
-        if _held[0] > HELD_OBJECTS:
-            gc.unfreeze()
-            gc.collect()
-            _held[0] = 0
-        else:
-            gc.freeze()
-        if was:
-            gc.enable()
-
-
-@contextmanager
 def paused() -> Iterator[None]:
     was = gc.isenabled()
     gc.disable()
@@ -60,3 +37,23 @@ def paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+@contextmanager
+def unit() -> Iterator[None]:
+    """One unit of a sweep: collection paused while it runs, then, before the collector's previous state returns,
+    its garbage collected if more than `HELD_OBJECTS` objects are held, else frozen, so that the collector (if it is
+    on) does not scan it until then. In that order: turned back on first, the collector would scan the unit's half
+    a million young objects at the next allocation. Freezing and collecting change no answer, only when memory is
+    returned."""
+    with paused():
+        try:
+            yield
+        finally:
+            _held[0] += gc.get_count()[0]  # net new tracked objects since the last freeze or collection
+            if _held[0] > HELD_OBJECTS:
+                gc.unfreeze()
+                gc.collect()
+                _held[0] = 0
+            else:
+                gc.freeze()

@@ -41,7 +41,7 @@ class Local:
     name: str = "local"
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
-        return [paused(fn, u) for u in units]
+        return [as_unit(fn, u) for u in units]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Processes:
             return Local().map(fn, units)
         with ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(functools.partial(paused, fn), units, chunksize=1))
+            return list(pool.map(functools.partial(as_unit, fn), units, chunksize=1))
 
 
 @dataclass(frozen=True)
@@ -80,14 +80,14 @@ class Ray:
             else:
                 ray.init(num_cpus=self.workers, include_dashboard=False, **quiet)
         try:
-            task = ray.remote(num_cpus=1)(paused)
+            task = ray.remote(num_cpus=1)(as_unit)
             return list(ray.get([task.remote(fn, u) for u in units]))
         finally:
             if started:  # the local Ray's processes must not outlive the command
                 ray.shutdown()
 
 
-def paused(fn: Callable[[U], R], unit: U) -> R:
+def as_unit(fn: Callable[[U], R], unit: U) -> R:
     """fn(unit) with cyclic garbage collection paused, as a command runs in its own process, and its garbage set aside
     after (`collect.unit`). Every executor runs its units this way: in a worker that collected as it went, a what-if
     of the 200B example took three times as long (0.35 → 1.05 s), so a pool of two processes was slower than one
@@ -130,4 +130,4 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
 
 
 __all__ = ["Executor", "Local", "Processes", "Ray", "EXECUTORS", "make_executor", "default_workers", "import_ray",
-           "paused"]
+           "as_unit"]

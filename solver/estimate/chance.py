@@ -100,12 +100,15 @@ class ChanceModel:
         return got
 
     def lead(self, q: Quote) -> np.ndarray:
+        """The quote's lead time per scenario (days), kept: the joint checks ask for the same quotes again."""
         got = self._lead.get(q.id)
         if got is None:
-            a = self.problem.assumptions.values
-            got = lead_days(self.draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
-            self._lead[q.id] = got
+            got = self._lead[q.id] = self._draw_lead(q)
         return got
+
+    def _draw_lead(self, q: Quote) -> np.ndarray:
+        a = self.problem.assumptions.values
+        return lead_days(self.draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
 
     def port(self, o: Option) -> np.ndarray:
         key = f"{o.accel.software}/{self.problem.spec.workload.framework}"
@@ -182,9 +185,8 @@ class ChanceModel:
         if got is not None:
             return got
         lead = self._lead.get(q.id)
-        if lead is None:
-            a = self.problem.assumptions.values
-            lead = lead_days(self.draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
+        if lead is None:  # not kept: the whole days below are all most quotes ever need
+            lead = self._draw_lead(q)
         if q.mode != "buy":
             got = _QuoteDays(False, np.ceil(lead - 1e-9).astype(np.int32), 0, None, np.zeros(0, np.int32), None)
         else:
