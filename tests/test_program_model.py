@@ -17,7 +17,8 @@ from datetime import date
 
 import pytest
 
-from solver.estimate.program import Candidate, LotQuote, ProgramData, Window, WorkloadData
+from solver.estimate.program import (Candidate, LotQuote, ProgramData, Window, WorkloadData, deliverable,
+                                     owned_ready_day)
 from solver.solve.engine import INFEASIBLE, OPTIMAL, Limits
 from solver.solve.program import optimise
 
@@ -45,7 +46,8 @@ PORTING = {"x": 2000.0, "y": 1000.0}
 
 def _lot_quote(rng: random.Random, horizon: int, kink: int) -> LotQuote:
     """Held cost per node: a + b·h up to the kink, then a smaller slope (concave: the non-convex encoding), or a
-    larger one (convex)."""
+    larger one (convex). A concave kink past every deadline makes the model add its rows for the days before the
+    last deadline (`_add_within_deadlines`)."""
     a, b = rng.randint(2, 6), rng.randint(1, 3)
     c = rng.choice([0, 1, 5])
     cost = tuple(1000.0 * (a + b * min(h, kink) + c * max(0, h - kink)) for h in range(horizon + 1))
@@ -54,7 +56,8 @@ def _lot_quote(rng: random.Random, horizon: int, kink: int) -> LotQuote:
                     rng.randint(0, 1), 10.0, 1, 1000.0 * a, cost, cash)
 
 
-def random_program(seed: int) -> ProgramData:
+def random_program(seed: int, every_deadline: bool = False) -> ProgramData:
+    """`every_deadline`: each workload has a deadline and a lot's concave kink lies past the last one."""
     rng = random.Random(seed)
     n = rng.choice([2, 3])
     caps = {"q1": rng.choice([1, 2, 3]), "q2": 4}
@@ -68,11 +71,12 @@ def random_program(seed: int) -> ProgramData:
             cands.append(_cand(wid, j, rng, owned, rng.choice(["q1", "q2"]), accel, caps))
         after = (f"w{i - 1}",) if i > 0 and rng.random() < 0.6 else ()
         same = "w0" if i > 0 and not after and rng.random() < 0.3 else None
-        deadline = rng.randint(6, T) if rng.random() < 0.6 else None
+        deadline = rng.randint(5, T - 1) if every_deadline else rng.randint(6, T) if rng.random() < 0.6 else None
         workloads.append(WorkloadData(wid, rng.randint(0, 2), deadline, "schedule.deadline" if deadline else None,
                                       "schedule.earliest_start", after, same, tuple(cands), len(cands)))
-    horizon = T
-    kink = rng.randint(2, 5)
+    deadlines = [w.deadline_day for w in workloads]
+    horizon = T if None in deadlines else max(d for d in deadlines if d is not None)
+    kink = rng.randint(horizon, T - 1) if every_deadline else rng.randint(2, 8)
     lots = (_lot_quote(rng, 40, kink),) if any(c.owned for w in workloads for c in w.candidates) else ()
     power = (Window("site.it_power_kw", "early", 0, 4, rng.choice([0.0, 10.0, 20.0, 20.0])),
              Window("site.power_steps[0]", "late", 4, 10 ** 6, 20.0))
@@ -165,6 +169,46 @@ def brute(d: ProgramData) -> float | None:
 @pytest.mark.parametrize("seed", range(30))
 def test_model_agrees_with_enumeration(seed: int) -> None:
     d = random_program(seed)
+    expected = brute(d)
+    out, _engine = optimise(d, Limits(time_limit=30))
+    if expected is None:
+        assert out.status == INFEASIBLE
+        return
+    assert out.status == OPTIMAL and out.plan is not None
+    assert out.plan.cost_usd == pytest.approx(expected, abs=1e-6)
+    assert out.plan.model_cost_units * 1000 == pytest.approx(expected, abs=1e-6)
+
+
+def test_owned_ready_day_counts_the_soonest_lots_first() -> None:
+    """Hand calculation: quote A delivers 2 lots of 8 nodes usable on day 60 + 10, quote B one lot of 8 on day
+    30 + 5; the first 8 nodes are usable on day 35, 16 or 24 on day 70, 25 never; another system has none."""
+    def lq(name: str, lots: int, lead: int, install: int) -> LotQuote:
+        return LotQuote(name, "sys-x", 8, lots, 64, 100, lead, install, 10.0, 1, 1000.0, (0.0,), (0.0,))
+
+    lots = [lq("A", 2, 60, 10), lq("B", 1, 30, 5)]
+    assert [owned_ready_day(lots, "sys-x", n) for n in (1, 8, 9, 16, 24, 25)] == [35, 35, 70, 70, 70, None]
+    assert owned_ready_day(lots, "sys-y", 1) is None
+
+
+@pytest.mark.parametrize("seed", range(45, 60))
+def test_owned_ready_days_keep_the_optimum(seed: int) -> None:
+    """Raising each owned candidate's ready day to the day its lots can first be usable (`deliverable`) is a
+    fact, not a cut: the enumeration's optimum, which places lots and runs day by day, is unchanged."""
+    from dataclasses import replace
+
+    d = random_program(seed)
+    raised = replace(d, workloads=tuple(replace(w, candidates=deliverable(w, d.lots, None)) for w in d.workloads))
+    assert brute(raised) == brute(d)
+    out, _e = optimise(raised, Limits(time_limit=30))
+    assert (out.plan.cost_usd if out.plan else None) == brute(d)
+
+
+@pytest.mark.parametrize("seed", range(100, 115))
+def test_rows_within_the_last_deadline_keep_the_optimum(seed: int) -> None:
+    """Programs where every workload has a deadline and the held-days cost is linear up to past the last one: the
+    model adds that piece as an LP row enforced by the deadline groups (`_add_within_deadlines`), which must not
+    change the optimum."""
+    d = random_program(seed, every_deadline=True)
     expected = brute(d)
     out, _engine = optimise(d, Limits(time_limit=30))
     if expected is None:

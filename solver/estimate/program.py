@@ -50,7 +50,8 @@ class Candidate:
     days: int
     ready_day: int
     """First day it may start on this option whatever the schedule says: the platform's availability and porting,
-    the rented quote's delivery at the lead-time confidence and the rules' delays (facts, not groups)."""
+    the rented quote's delivery at the lead-time confidence and the rules' delays, on owned nodes the first day the
+    lots can deliver n nodes (`owned_ready_day`): facts, not groups."""
     quote: str | None
     """The rented quote; None when it runs on owned nodes of `system`."""
     cost_usd: float
@@ -546,9 +547,7 @@ def gathered(pp: ProgramProblem) -> ProgramData:
                 needs[c.system] = max(needs.get(c.system, 0), c.nodes)
     calendar = calendar_days(pp, workloads, last or 0)
     lots = lot_quotes(pp, needs, calendar)
-    bought = {lq.system for lq in lots}
-    workloads = [replace(w, candidates=tuple(c for c in w.candidates if not c.owned or c.system in bought))
-                 for w in workloads]
+    workloads = [replace(w, candidates=deliverable(w, lots, last)) for w in workloads]
     capacity = tuple(sorted({c.quote: pp.first.catalog.quotes[c.quote].max_nodes for w in workloads
                              for c in w.candidates if c.quote is not None}.items()))
     power, quarters = _windows(pp)
@@ -556,6 +555,37 @@ def gathered(pp: ProgramProblem) -> ProgramData:
     return ProgramData(tuple(workloads), tuple(lots), capacity, power, site.racks if site is not None else None,
                        quarters, pp.spec.budget.max_usd, pp.spec.budget.applies_to == "cash",
                        last if last is not None else calendar, calendar, pp.as_of, k, _kinks(pp.first), capacity)
+
+
+def owned_ready_day(lots: Sequence[LotQuote], system: str, nodes: int) -> int | None:
+    """The first day `nodes` owned nodes of `system` can all be usable: every lot ordered on day 0 (the first
+    order day the model allows), usable after its lead time and installation, the soonest first. None when all the
+    lots together have fewer nodes. A run on owned nodes cannot start earlier — the pool (`model/program.py`)
+    blocks a lot's nodes until it is usable — so this is a fact about the candidate, not a choice: stating it as
+    the candidate's ready day lets presolve and the LP drop owned runs the deliveries make late (the ten-workload
+    bench's 200B run on GB200 racks, ordered a year ahead, cannot meet its deadline)."""
+    have = 0
+    for lq in sorted((lq for lq in lots if lq.system == system), key=lambda lq: lq.lead_days + lq.install_days):
+        have += lq.lots * lq.lot_nodes
+        if have >= nodes:
+            return lq.lead_days + lq.install_days
+    return None
+
+
+def deliverable(w: WorkloadData, lots: Sequence[LotQuote], last: int | None) -> tuple[Candidate, ...]:
+    """The workload's candidates with each owned one's ready day raised to `owned_ready_day`; owned ones the
+    lots cannot supply, or that then cannot finish by the program's last deadline, dropped."""
+    out = []
+    for c in w.candidates:
+        if c.owned:
+            day = owned_ready_day(lots, c.system, c.nodes)
+            if day is None:
+                continue
+            c = replace(c, ready_day=max(c.ready_day, day))
+            if last is not None and max(c.ready_day, w.earliest_day) + c.days > last:
+                continue
+        out.append(c)
+    return tuple(out)
 
 
 def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
@@ -572,4 +602,4 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
            "workload_data", "lot_quotes", "gathered", "reduced", "calendar_days", "free_quotes", "undominated",
            "reduce_candidates",
-           "hardware_floor", "relaxed", "held_tables", "run_money", "MAX_DAY"]
+           "hardware_floor", "owned_ready_day", "deliverable", "relaxed", "held_tables", "run_money", "MAX_DAY"]
