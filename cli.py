@@ -239,7 +239,7 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
     from solver.answers.program_whatif import program_break_even, program_sweeps
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_sensitivity_dict, render_program_sensitivity
-    _refuse_for_programs({"--top": top, "--chart": chart_path, **unsupported})
+    _refuse_for_programs({"--top": top, **unsupported})
     base = solve_program(program, limits)
     if base.outcome.plan is None:
         out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
@@ -250,6 +250,9 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
     name, as_of = program.spec.name, program.as_of.isoformat()
     out.write(to_json(program_sensitivity_dict(name, as_of, today, be, sw)) if fmt == "json"
               else render_program_sensitivity(name, today, be, sw))
+    if chart_path and sw:
+        from solver.render.program_whatif import program_sensitivity_chart
+        program_sensitivity_chart(today, sw, chart_path)
     return 0
 
 

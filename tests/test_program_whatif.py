@@ -22,6 +22,7 @@ from solver.answers.program import headline, solve_program
 from solver.answers.program_whatif import quote_use, sweep_changes
 from solver.inputs.catalog import load_catalog
 from solver.inputs.program import load_program, portable_program
+from solver.render.program_whatif import moved
 from solver.solve.engine import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,6 +154,30 @@ def test_frontier_of_a_program(runner: CliRunner) -> None:
     day_before = (date.fromisoformat(points[0]["finish"]) - timedelta(days=1)).isoformat()
     faster = runner.invoke(main, ["solve", SMALL, "--set", f"schedule.deadline={day_before}"])
     assert faster.exit_code == 1 and "INFEASIBLE" in faster.output
+
+
+def test_sensitivity_chart_of_a_program(runner: CliRunner, tmp_path: Path) -> None:
+    """Without matplotlib `--chart` is refused before any work (exit 2); with it each swept input is a panel."""
+    import importlib.util
+    out = tmp_path / "s.svg"
+    r = runner.invoke(main, ["sensitivity", SMALL, "--sweep", "electricity", "--executor", "local", "--chart",
+                             str(out)])
+    if importlib.util.find_spec("matplotlib") is None:
+        assert r.exit_code == 2 and "matplotlib" in r.output + r.stderr
+        return
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert text.lstrip().startswith("<?xml") and "electricity" in text and "today" in text
+
+
+def test_moved_names_the_workloads_that_changed_and_the_purchases() -> None:
+    today = {"workloads": [{"id": "a", "option": "x/buy"}, {"id": "b", "option": "y/cloud"}],
+             "bought": [{"quote": "q", "nodes": 8}]}
+    same = {"workloads": [{"id": "b", "option": "y/cloud"}, {"id": "a", "option": "x/buy"}],
+            "bought": [{"quote": "q", "nodes": 8}]}
+    other = {"workloads": [{"id": "a", "option": "z/cloud"}, {"id": "b", "option": "y/cloud"}], "bought": []}
+    assert moved(today, same) == ""
+    assert moved(today, other) == "a: z/cloud; purchases"
 
 
 @pytest.mark.parametrize("args, origin", [

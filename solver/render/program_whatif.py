@@ -161,5 +161,54 @@ def program_frontier_chart(rows: Sequence[dict[str, Any]], path: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["program_frontier_chart", "render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep",
+def program_sensitivity_chart(today: dict[str, Any], sweeps: dict[str, list[dict[str, Any]]], path: str) -> None:
+    """`plan sensitivity PROGRAM --chart`: one panel per swept input, the program's cost and cash at each swept
+    value (in the sweep's order, labelled as in the table), today's cost as a line; a value with no plan is marked
+    on the axis, and a value whose runs or purchases differ from today's is annotated with what moved."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(sweeps)
+    fig, axes = plt.subplots(1, max(1, len(names)), figsize=(4.2 * max(1, len(names)), 3.4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=False):
+        rows = sweeps[name]
+        xs = list(range(len(rows)))
+        cost = [r["cost_usd"] / 1e6 if r["cost_usd"] is not None else None for r in rows]
+        cash = [r["cash_usd"] / 1e6 if r["cash_usd"] is not None else None for r in rows]
+        ax.plot([x for x, c in zip(xs, cost, strict=True) if c is not None], [c for c in cost if c is not None],
+                marker="o", label="cost")
+        ax.plot([x for x, c in zip(xs, cash, strict=True) if c is not None], [c for c in cash if c is not None],
+                marker=".", linestyle=":", label="cash")
+        if today.get("cost_usd") is not None:
+            ax.axhline(today["cost_usd"] / 1e6, color="0.6", linewidth=1, label="today")
+        for x, r, c in zip(xs, rows, cost, strict=True):
+            if c is None:
+                ax.annotate("no plan", (x, 0), fontsize=7, color="tab:red", rotation=90, xytext=(0, 4),
+                            textcoords="offset points", annotation_clip=False)
+            elif moved(today, r):
+                right = x > (len(xs) - 1) / 2
+                ax.annotate(moved(today, r), (x, c), fontsize=6, xytext=(-4 if right else 4, -10),
+                            textcoords="offset points", ha="right" if right else "left")
+        ax.set_xticks(xs, [str(r["value"]) for r in rows], fontsize=7)
+        ax.set_title(name, fontsize=9)
+        ax.set_ylabel("$M")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def moved(today: dict[str, Any], row: dict[str, Any]) -> str:
+    """The workloads whose option changed from today's plan, and whether the purchases did (empty when neither)."""
+    was = {w["id"]: w["option"] for w in today.get("workloads") or []}
+    now = {w["id"]: w["option"] for w in row.get("workloads") or []}
+    parts = [f"{wid}: {now[wid]}" for wid in sorted(now) if was.get(wid) != now[wid]]
+    if (row.get("bought") or []) != (today.get("bought") or []):
+        parts.append("purchases")
+    return "; ".join(parts)
+
+
+__all__ = ["program_sensitivity_chart", "moved",
+           "program_frontier_chart", "render_program_sensitivity", "program_sensitivity_dict", "render_program_sweep",
            "program_sweep_dict", "render_program_frontier", "program_frontier_dict"]
