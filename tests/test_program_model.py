@@ -26,16 +26,18 @@ T = 9
 """Days in a random program: every start, end and order lies in [0, T]."""
 
 
-def _cand(wid: str, i: int, rng: random.Random, owned: bool, quote: str, accel: str, caps: dict[str, int]
-          ) -> Candidate:
-    """A candidate; a rented one never asks its quote for more than the quote offers (the estimates filter)."""
+def _cand(wid: str, i: int, rng: random.Random, owned: bool, quote: str, accel: str, caps: dict[str, int],
+          barred: bool = False) -> Candidate:
+    """A candidate; a rented one never asks its quote for more than the quote offers (the estimates filter).
+    `barred`: a rule (`rules.r`) rules it out."""
     days = rng.randint(1, 4)
     nodes = rng.choice([1, 2]) if owned else rng.randint(1, min(2, caps[quote]))
     cost = 1000.0 * rng.randint(1, 30)
     cash = cost + 1000.0 * rng.randint(0, 3)
     return Candidate(wid, f"sys-{accel}/{'buy' if owned else 'cloud'}", accel, f"sys-{accel}",
                      "buy" if owned else "cloud", nodes, 8, days, rng.randint(0, 2),
-                     None if owned else quote, cost, cash, f"stack-{STACK[accel]}", PORTING[STACK[accel]])
+                     None if owned else quote, cost, cash, f"stack-{STACK[accel]}", PORTING[STACK[accel]],
+                     ("rules.r",) if barred else ())
 
 
 STACK = {"x": "x", "y": "y", "z": "x"}
@@ -59,6 +61,7 @@ def _lot_quote(rng: random.Random, horizon: int, kink: int) -> LotQuote:
 def random_program(seed: int, every_deadline: bool = False) -> ProgramData:
     """`every_deadline`: each workload has a deadline and a lot's concave kink lies past the last one."""
     rng = random.Random(seed)
+    ruled = random.Random(10_000 + seed)
     n = rng.choice([2, 3])
     caps = {"q1": rng.choice([1, 2, 3]), "q2": 4}
     workloads = []
@@ -68,7 +71,7 @@ def random_program(seed: int, every_deadline: bool = False) -> ProgramData:
         for j in range(rng.choice([2, 3])):
             owned = rng.random() < 0.4
             accel = "x" if owned else rng.choice(["x", "y", "z"])
-            cands.append(_cand(wid, j, rng, owned, rng.choice(["q1", "q2"]), accel, caps))
+            cands.append(_cand(wid, j, rng, owned, rng.choice(["q1", "q2"]), accel, caps, ruled.random() < 0.2))
         after = (f"w{i - 1}",) if i > 0 and rng.random() < 0.6 else ()
         same = "w0" if i > 0 and not after and rng.random() < 0.3 else None
         deadline = rng.randint(5, T - 1) if every_deadline else rng.randint(6, T) if rng.random() < 0.6 else None
@@ -153,7 +156,7 @@ def brute(d: ProgramData) -> float | None:
     """The least program cost by enumeration, or None when no plan exists."""
     best: float | None = None
     lot_opts = _lot_options(d.lots[0]) if d.lots else [()]
-    for picks in itertools.product(*(w.candidates for w in d.workloads)):
+    for picks in itertools.product(*([c for c in w.candidates if not c.barred_by] for w in d.workloads)):
         for starts in itertools.product(*(range(0, T + 1 - c.days) for c in picks)):
             for orders in lot_opts:
                 cost, cash, spend = _money(d, picks, starts, orders)

@@ -30,7 +30,8 @@ from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Quote, System
 from ..inputs.problem import Problem
 from ..inputs.program import ProgramProblem, quarter_bounds
-from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, option_attrs, policy_breaches
+from ..inputs.rules import (adjustments, delay_days, lot_allowed, names_quote, option_attrs,
+                            policy_breaches, program_run_hits, rule_group)
 from .cost import HOURS_PER_YEAR, charged_share, credited_share
 from .delivery import install_days
 from .options import Option, Point, Universe, build_universe, offer_of, option_quote_ready, owning
@@ -58,6 +59,9 @@ class Candidate:
     cash_usd: float
     porting_key: str
     porting_usd: float
+    barred_by: tuple[str, ...] = ()
+    """The rules (`rules.<name>` groups) that forbid this run, or require what it is not: the model keeps it, off
+    while any of them is enforced, so that an explanation can name a rule and `--why-not` can drop one."""
 
     @property
     def owned(self) -> bool:
@@ -158,32 +162,40 @@ def _groups(pp: ProgramProblem, i: int) -> tuple[str | None, str]:
 
 
 def _allowed(problem: Problem, o: Option) -> bool:
-    """Policy, cooling and the forbid rules that hold whatever the size (a program has no per-option groups)."""
+    """Policy and cooling, which hold whatever the size (a program has no per-option groups; rules are groups, see
+    `Candidate.barred_by`)."""
     kinds = [q.kind for q in o.quotes]
-    if policy_breaches(problem.spec, o.attrs, kinds):
-        return False
-    return not any(r.then == "forbid" and matches_attrs(r.when, o.attrs) and r.when.gpus is None
-                   and r.when.nodes is None and r.when.days is None and r.when.power_kw is None
-                   for r in problem.spec.rules)
+    return not policy_breaches(problem.spec, o.attrs, kinds)
 
 
-def _point_allowed(problem: Problem, o: Option, pt: Point) -> bool:
-    """The point-level forbid/require rules, and spot capacity for multi-node pretraining (not unless allowed)."""
+def _spot_allowed(problem: Problem, o: Option, pt: Point) -> bool:
+    """Spot capacity for multi-node pretraining only when the policy allows it."""
     spec = problem.spec
-    if o.preemptible and pt.n > 1 and spec.workload.method in ("pretrain", "continued_pretrain") \
-            and not spec.policy.allow_preemptible:
-        return False
+    return not (o.preemptible and pt.n > 1 and spec.workload.method in ("pretrain", "continued_pretrain")
+                and not spec.policy.allow_preemptible)
+
+
+def _barred_by(problem: Problem, o: Option, pt: Point, quote: str | None, lots: list[str], cost: float
+               ) -> tuple[str, ...]:
+    """The forbid/require rules that rule out one run (`program_run_hits`: the point, the rented quote or the lots
+    it may use, its own cost; `lots`: the option's bought quotes the program may buy)."""
+    out = []
     for r in problem.spec.rules:
-        hit = matches_attrs(r.when, o.attrs) and matches_point(r.when, pt.gpus, pt.n, pt.days, pt.power_kw)
-        if (r.then == "forbid" and hit) or (r.then == "require" and not hit):
-            return False
-    return True
+        if isinstance(r.then, str):
+            hit = program_run_hits(r, o.attrs, pt.gpus, pt.n, pt.days, pt.power_kw, quote, lots, cost)
+            if (r.then == "forbid" and hit) or (r.then == "require" and not hit):
+                out.append(rule_group(r.name))
+    return tuple(out)
 
 
-def _rule_terms(problem: Problem, o: Option, pt: Point, base: float) -> tuple[float, int]:
-    """(dollars, delay days) the adjustment rules add at a point: add_usd + add_pct of the run's cost."""
+def _rule_terms(problem: Problem, o: Option, pt: Point, base: float, quote: str | None) -> tuple[float, int]:
+    """(dollars, delay days) the adjustment rules add to a run: add_usd + add_pct of the run's cost. A rule that
+    names quotes adjusts the runs on those rented quotes (`inputs/program.py` refuses one that names a bought
+    quote: its lots serve several workloads)."""
     usd, delay = 0.0, 0
-    for _r, then in adjustments(problem.spec.rules, o.attrs, pt.gpus, pt.n, pt.days, pt.power_kw):
+    for r, then in adjustments(problem.spec.rules, o.attrs, pt.gpus, pt.n, pt.days, pt.power_kw):
+        if r.when.quote is not None and (quote is None or not names_quote(r, [quote])):
+            continue
         usd += (then.add_usd or 0.0) + base * (then.add_pct or 0.0) / 100.0
         delay += delay_days(then)
     return usd, delay
@@ -220,20 +232,23 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
     key = f"{o.accel.software}/{problem.spec.workload.framework}"
     port = _porting(o, a)
     sources: list[Quote | None] = [None] if o.mode == "buy" else list(o.quotes)
+    lots = [q.id for q in o.quotes if lot_allowed(problem.spec.rules, q.id, o.attrs)] if o.mode == "buy" else []
     for q in sources:
         ready = max(o.ready_day, option_quote_ready(q, o, a) if q is not None else 0)
+        qid = q.id if q is not None else None
         for pt in o.points:
-            if not (pt.fits and pt.workable and pt.time is not None) or not _point_allowed(problem, o, pt):
+            if not (pt.fits and pt.workable and pt.time is not None) or not _spot_allowed(problem, o, pt):
                 continue
             if q is not None and not (q.min_nodes <= pt.n <= q.max_nodes):
                 continue
             if q is None and (site is None or pt.n > owned_cap.get(o.system.id, 0)):
                 continue
-            cost, cash = run_money(problem, pt, q.id if q is not None else None)
-            add, delay = _rule_terms(problem, o, pt, cost)
+            cost, cash = run_money(problem, pt, qid)
+            add, delay = _rule_terms(problem, o, pt, cost, qid)
+            barred = _barred_by(problem, o, pt, qid, lots if q is None else [], cost + add)
             start = ready + delay
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
-                                 q.id if q is not None else None, cost + add, cash + add, key, port))
+                                 qid, cost + add, cash + add, key, port, barred))
     return out
 
 
@@ -257,10 +272,12 @@ def thin(cands: Sequence[Candidate], k: int) -> list[Candidate]:
 
 
 def _owned_capacity(universe: Universe, problem: Problem) -> dict[str, int]:
+    """Per system, the most nodes the program may buy: the quotes its rules let it buy (`lot_allowed`)."""
     cap: dict[str, int] = {}
     for o in universe.options:
         if o.mode == "buy":
-            cap[o.system.id] = cap.get(o.system.id, 0) + sum(q.max_nodes for q in o.quotes)
+            cap[o.system.id] = cap.get(o.system.id, 0) + sum(q.max_nodes for q in o.quotes
+                                                             if lot_allowed(problem.spec.rules, q.id, o.attrs))
     return cap
 
 
@@ -306,10 +323,10 @@ def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
         # a workload's own deadline is a group the model enforces (an explanation may drop it); the program's
         # latest deadline bounds every candidate
         mine = [c for c, f in zip(every, finishes, strict=True) if last is None or f <= last]
-        by_source: dict[str | None, list[Candidate]] = {}
+        by_source: dict[tuple[str | None, tuple[str, ...]], list[Candidate]] = {}
         for c in mine:
-            by_source.setdefault(c.quote, []).append(c)
-        for src in sorted(by_source, key=lambda s: s or ""):
+            by_source.setdefault((c.quote, c.barred_by), []).append(c)
+        for src in sorted(by_source, key=lambda s: (s[0] or "", s[1])):
             cands.extend(thin(by_source[src], k))
     dl, es = _groups(pp, i)
     return WorkloadData(item.id, earliest, deadline, dl, es, tuple(item.after), item.same_hardware_as,
@@ -359,6 +376,11 @@ def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[
             continue
         system = problem.catalog.systems[q.system]
         accel = problem.catalog.accelerators[system.accelerator]
+        attrs = option_attrs(accelerator=accel.id, system=system.id, vendor=accel.vendor, cls=accel.cls, mode=q.mode,
+                             ecc=bool(accel.ecc.value), cooling=system.cooling, software=accel.software,
+                             network=system.network)
+        if not lot_allowed(problem.spec.rules, q.id, attrs):
+            continue
         lot = min(q.max_nodes, max(q.min_nodes, math.ceil(a.program.lot_gpus / system.per_node)))
         node_kw = float(system.node_kw.value)
         per_rack = min(int(system.nodes_per_rack.value), int(site.rack_power_kw // node_kw))
@@ -446,9 +468,10 @@ def _rate(c: Candidate) -> float:
 def _dominates(a: Candidate, b: Candidate, room: dict[str, int], pinned: bool) -> bool:
     """`a` can replace `b` in any plan: started on `b`'s day it runs inside `b`'s interval, costs and spends no more
     in any quarter, keeps the software stack (and the accelerator, for a workload `pinned` by `same_hardware_as`),
-    and takes no more of the same resource — or a rented quote with room for it whatever the other workloads take of
-    it (`room`)."""
-    if (pinned and a.accelerator != b.accelerator) or a.porting_key != b.porting_key or a.owned != b.owned:
+    is ruled out by no rule that does not rule out `b` too, and takes no more of the same resource — or a rented
+    quote with room for it whatever the other workloads take of it (`room`)."""
+    if (pinned and a.accelerator != b.accelerator) or a.porting_key != b.porting_key or a.owned != b.owned \
+            or not set(a.barred_by) <= set(b.barred_by):
         return False
     if not (a.ready_day <= b.ready_day and a.days <= b.days and a.cost_usd <= b.cost_usd
             and a.cash_usd <= b.cash_usd and _rate(a) <= _rate(b)):

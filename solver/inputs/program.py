@@ -29,6 +29,7 @@ from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
 from .catalog import Catalog, catalog_texts
 from .problem import Problem, _build, _check_numbers, catalog_of_texts
+from .rules import quote_ids
 from .schema import Strict, validate
 from .spec import Budget, Policy, Rule, Schedule, Selection, Site, Workload
 from .units import Date, Money, PositiveFloat
@@ -235,10 +236,26 @@ def _check_program_only(spec: ProgramSpec, src: Source) -> None:
     if spec.policy.deadline_confidence is not None:
         raise src.error(("policy", "deadline_confidence"), "a chance-constrained deadline is not supported in "
                         "program files yet (each workload's deadline binds its planned schedule)")
+
+
+def _check_quote_rules(spec: ProgramSpec, src: Source, catalog: Catalog) -> None:
+    """A rule that names a bought quote acts on the program's purchases of it (`rules.lot_allowed`): forbid or
+    require it, testing nothing else. An adjustment cannot name one — the quote's lots serve several workloads,
+    and which run used which lot is not decided — and neither can a rule that also tests a run's size, days,
+    power or cost."""
     for i, r in enumerate(spec.rules):
-        if r.when.cost is not None or r.when.quote is not None:
-            raise src.error(("rules", i, "when"), "rules on cost or on named quotes are not supported in program "
-                            "files yet")
+        named = quote_ids(r.when) or []
+        bought = [q for q in named if q in catalog.quotes and catalog.quotes[q].mode == "buy"]
+        if not bought:
+            continue
+        if not isinstance(r.then, str):
+            raise src.error(("rules", i, "then"), f"an adjustment cannot name the bought quote '{bought[0]}' in a "
+                            "program file (its lots serve several workloads): forbid or require it, or adjust by "
+                            "system or accelerator")
+        w = r.when
+        if any(c is not None for c in (w.gpus, w.nodes, w.days, w.power_kw, w.cost)):
+            raise src.error(("rules", i, "when"), f"a rule naming the bought quote '{bought[0]}' in a program file "
+                            "can test only quotes and option attributes (not gpus, nodes, days, power_kw or cost)")
 
 
 def _narrowed(program: Schedule, own: Schedule) -> dict[str, Any]:
@@ -329,6 +346,7 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
                    as_of_defaulted=spec.as_of is None, source=psrc, quote_files=tuple(str(q) for q in quotes),
                    raw=data, files_catalog=catalog, catalog_entries=entries)
     first = _derive(data, spec, psrc, seed, 0, quote_changes)
+    _check_quote_rules(spec, psrc, first.catalog)
     _check_program_work(first, len(spec.workloads), psrc)
     derived = [first] + [_derive(data, spec, psrc, first, i, quote_changes) for i in range(1, len(spec.workloads))]
     _check_calendar(spec, psrc, as_of)

@@ -84,6 +84,46 @@ def adjustments(rules: Sequence[Rule], attrs: Mapping[str, Any], gpus: int, node
             yield rule, then
 
 
+def rule_group(name: str) -> str:
+    """The group id of a rule (what explanations, `--why-not` and diffs call it)."""
+    return f"rules.{name}"
+
+
+def program_run_hits(rule: Rule, attrs: Mapping[str, Any], gpus: int, nodes: int, days: float | None,
+                     power_kw: float, quote: str | None, lots: Collection[str], cost: float) -> bool:
+    """Whether a rule's `when` holds for one workload's run in a program: the option's attributes and the point's
+    quantities as for a single run; `quote` names the run's rented quote, or, for a run on owned nodes (`quote`
+    None), one of the bought quotes whose lots it may run on (`lots`: those of its system the program may buy) —
+    except for `forbid`, which keeps a run off a bought quote by not buying that quote (`lot_allowed`), not by
+    forbidding the run; `cost` is the run's own cost (on owned nodes what it draws and its operations: the
+    hardware is the program's purchases)."""
+    w = rule.when
+    if not (matches_attrs(w, attrs) and matches_point(w, gpus, nodes, days, power_kw)):
+        return False
+    if w.quote is not None:
+        if quote is not None:
+            if not names_quote(rule, [quote]):
+                return False
+        elif rule.then == "forbid" or not names_quote(rule, lots):
+            return False
+    return w.cost is None or w.cost.test(cost)
+
+
+def lot_allowed(rules: Sequence[Rule], quote: str, attrs: Mapping[str, Any]) -> bool:
+    """Whether a program may buy lots of a quote: no `forbid` rule names it (with its option's attributes), and
+    every `require` rule that names quotes names it (a run on owned nodes then uses the named quotes' lots only).
+    A rule that names a bought quote tests nothing else (`inputs/program.py` refuses the rest)."""
+    for r in rules:
+        named = quote_ids(r.when)
+        if named is None:
+            continue
+        if r.then == "forbid" and quote in named and matches_attrs(r.when, attrs):
+            return False
+        if r.then == "require" and quote not in named:
+            return False
+    return True
+
+
 def delay_days(then: Adjust) -> int:
     """Whole days a matching rule adds to the start (the calendar is in days; a part day costs a day)."""
     return math.ceil(then.delay_days) if then.delay_days else 0

@@ -40,7 +40,8 @@ import numpy as np
 from ..estimate.options import Option, Point, PriceKey, option_quote_ready
 from ..inputs.rules import adjustments, delay_days
 from ..inputs.spec import Adjust
-from .groups import capacity_group, rule_group
+from ..inputs.rules import rule_group
+from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
 from .screening import Screen, costs_can_fall

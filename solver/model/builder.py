@@ -38,7 +38,8 @@ from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
 from ..inputs.spec import Adjust, Comparison, Rule
 from .bounds import REFINE_FROM
 from .cpsat import Model, cp_model
-from .groups import Group, GroupKind, capacity_group, rule_group
+from ..inputs.rules import rule_group
+from .groups import Group, GroupKind, capacity_group
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
 from .screening import PRETRAINING, Screen, preemptible_forbidden

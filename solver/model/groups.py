@@ -69,10 +69,6 @@ def capacity_quote(gid: str) -> str | None:
     return None
 
 
-def rule_group(name: str) -> str:
-    return f"rules.{name}"
-
-
 def is_numeric(gid: str) -> bool:
     return gid in NUMERIC or capacity_quote(gid) is not None
 

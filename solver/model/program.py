@@ -18,7 +18,8 @@ convention: `workloads.main.schedule.deadline`, `workloads.sft.after`, `budget.p
   with the last segment;
 - spend per quarter: lot capex in the quarter of its order, rent spread evenly over the days a rental runs
   (an overlap variable per workload and quarter times its daily rate);
-- precedences, deadlines, earliest starts, `same_hardware_as`, the program budget.
+- precedences, deadlines, earliest starts, `same_hardware_as`, the program budget;
+- rules: a run a rule forbids (`Candidate.barred_by`) is off while the rule's group is enforced.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def _add_choices(pm: ProgramModel) -> None:
             pm.x[wi, ci] = x
             lits.append(x)
             m.add(s >= c.ready_day).only_enforce_if(x)
+            for gid in c.barred_by:
+                m.add_implication(pm.group(gid, "rule " + gid.partition(".")[2]), ~x)
         m.add_exactly_one(lits)
         m.add(e == s + sum(pm.x[wi, ci] * c.days for ci, c in pm.candidates(wi)))
         pm.start.append(s)

@@ -21,7 +21,8 @@ from ..inputs.problem import Problem
 from ..inputs.catalog import Quote
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches
 from ..inputs.spec import ProblemSpec, Rule
-from .groups import capacity_group, rule_group
+from ..inputs.rules import rule_group
+from .groups import capacity_group
 from .reduce import PointReducer, reducer_for
 
 Reasons = list[frozenset[str]]

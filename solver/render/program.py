@@ -38,6 +38,9 @@ def _path(pp: ProgramProblem, gid: str) -> tuple[Any, ...] | None:
         return ("workloads", pp.index_of(parts[1]), *parts[2:])
     if parts[0] == "quotes":
         return None
+    if parts[0] == "rules":
+        names = [r.name for r in pp.spec.rules]
+        return ("rules", names.index(gid.partition(".")[2])) if gid.partition(".")[2] in names else None
     if gid.startswith("site.power_steps["):
         return ("site", "power_steps", int(gid[len("site.power_steps["):-1]))
     if gid.startswith("budget.per_quarter_usd."):

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 from datetime import date, timedelta
+from typing import Any
 
 from ..errors import PlanCheckError
 from ..inputs.program import ProgramProblem, quarter_of
+from ..inputs.rules import lot_allowed, option_attrs, program_run_hits
 from .program import ProgramPlan, Purchase
 
 TOL_USD = 1.0
@@ -124,6 +126,41 @@ def _lots(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
     return bad
 
 
+def _rules(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
+    """Every forbid/require rule at every run (its option's attributes from the catalog, its size, days, power
+    n × node kW, its rented quote or the bought quotes whose lots it used, its own cost), and at every lot."""
+    bad: list[str] = []
+    cat = pp.first.catalog
+    rules = pp.spec.rules
+    bought: dict[str, set[str]] = {}
+    for p in plan.purchases:
+        q = cat.quotes[p.quote.quote]
+        if not lot_allowed(rules, q.id, _attrs(pp, q.system, q.mode)):
+            bad.append(f"{q.id}: bought, but a rule forbids it or requires other quotes")
+        bought.setdefault(q.system, set()).add(q.id)
+    for r in plan.runs:
+        c = r.candidate
+        system = cat.systems[c.system]
+        lots = sorted(bought.get(c.system, set())) if c.owned else []
+        for rule in rules:
+            if not isinstance(rule.then, str):
+                continue
+            hit = program_run_hits(rule, _attrs(pp, c.system, c.mode), c.gpus, c.nodes, c.days,
+                                   c.nodes * float(system.node_kw.value), c.quote, lots, c.cost_usd)
+            if (rule.then == "forbid" and hit) or (rule.then == "require" and not hit):
+                bad.append(f"{r.workload}: its run breaks rules.{rule.name}")
+    return bad
+
+
+def _attrs(pp: ProgramProblem, system_id: str, mode: str) -> dict[str, Any]:
+    cat = pp.first.catalog
+    system = cat.systems[system_id]
+    accel = cat.accelerators[system.accelerator]
+    return option_attrs(accelerator=accel.id, system=system.id, vendor=accel.vendor, cls=accel.cls, mode=mode,
+                        ecc=bool(accel.ecc.value), cooling=system.cooling, software=accel.software,
+                        network=system.network)
+
+
 def _daily(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
     """Pools, rented capacity and power on every day of the program."""
     bad: list[str] = []
@@ -188,7 +225,7 @@ def _money(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
 
 
 def program_violations(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
-    return _runs(pp, plan) + _lots(pp, plan) + _daily(pp, plan) + _money(pp, plan)
+    return _runs(pp, plan) + _lots(pp, plan) + _rules(pp, plan) + _daily(pp, plan) + _money(pp, plan)
 
 
 def check_program(pp: ProgramProblem, plan: ProgramPlan) -> None:
