@@ -146,3 +146,18 @@ def test_why_not_reaches_candidates_the_dominance_would_drop() -> None:
     assert ans.matched >= 1 and ans.forced.outcome.status == "optimal"
     assert ans.forced.outcome.plan.run("sft").candidate.accelerator == "a100-80gb"
     assert ans.forced.outcome.plan.cost_usd >= ans.chosen.outcome.plan.cost_usd
+
+
+def test_the_objective_of_a_program(runner: CliRunner) -> None:
+    """`objective: time` ends the program no later than the cheapest program does, costs no less, and says so in
+    the output; an unknown objective is one error naming the field."""
+    small = str(ROOT / "tests" / "programs" / "small.yaml")
+    cheapest = json.loads(runner.invoke(main, ["solve", small, "--format", "json"]).output)["program"]
+    fastest = json.loads(runner.invoke(main, ["solve", small, "--format", "json", "--set", "objective=time"]).output)
+    fast = fastest["program"]
+    assert "objective" not in cheapest and fast["objective"] == "the program's end first, then its cost"
+    assert fast["finish"] < cheapest["finish"] and fast["cost_usd"] > cheapest["cost_usd"]
+    text = runner.invoke(main, ["solve", small, "--set", "objective={delay_cost_usd_per_day: 20000}"]).output
+    assert "Objective: cost plus $20,000 per day until the program ends." in text
+    bad = runner.invoke(main, ["solve", small, "--set", "objective=fast"])
+    assert bad.exit_code == 2 and "objective" in bad.output + bad.stderr and "Traceback" not in bad.output

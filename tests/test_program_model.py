@@ -169,6 +169,46 @@ def brute(d: ProgramData) -> float | None:
     return best
 
 
+def brute_objective(d: ProgramData) -> tuple[float, ...] | None:
+    """The least (program end, cost) for the time objective, or (cost + per-day × end,) for a delay cost, by
+    enumeration; None when no plan exists."""
+    kind, per_day = d.objective
+    best: tuple[float, ...] | None = None
+    lot_opts = _lot_options(d.lots[0]) if d.lots else [()]
+    for picks in itertools.product(*([c for c in w.candidates if not c.barred_by] for w in d.workloads)):
+        for starts in itertools.product(*(range(0, T + 1 - c.days) for c in picks)):
+            end = max(s + c.days for s, c in zip(starts, picks, strict=True))
+            for orders in lot_opts:
+                cost, cash, spend = _money(d, picks, starts, orders)
+                key = (end, cost) if kind == "time" else (cost + per_day * end,)
+                if (best is not None and key >= best) or cost == math.inf:
+                    continue
+                if spend > d.quarters[0].limit or (d.budget_usd is not None and cash > d.budget_usd):
+                    continue
+                if _feasible(d, picks, starts, orders):
+                    best = key
+    return best
+
+
+@pytest.mark.parametrize("objective", [("time", 0.0), ("delay", 3000.0)])
+@pytest.mark.parametrize("seed", range(213, 245))
+def test_time_and_delay_objectives_agree_with_enumeration(seed: int, objective: tuple[str, float]) -> None:
+    """The program's end first (then cost), or cost plus $3k per day of the program's end: the same optimum as
+    the enumeration."""
+    from dataclasses import replace
+
+    d = replace(random_program(seed), objective=objective)
+    expected = brute_objective(d)
+    out, _engine = optimise(d, Limits(time_limit=30))
+    if expected is None:
+        assert out.status == INFEASIBLE
+        return
+    assert out.status == OPTIMAL and out.plan is not None
+    got = (out.plan.end_day, out.plan.cost_usd) if objective[0] == "time" else \
+        (out.plan.cost_usd + objective[1] * out.plan.end_day,)
+    assert got == pytest.approx(expected, abs=1e-6)
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_model_agrees_with_enumeration(seed: int) -> None:
     d = random_program(seed)

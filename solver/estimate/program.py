@@ -29,6 +29,7 @@ from .. import collect
 from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Quote, System
 from ..inputs.problem import Problem
+from ..inputs.spec import CostObjective
 from ..inputs.program import ProgramProblem, quarter_bounds
 from ..inputs.rules import (adjustments, delay_days, lot_allowed, names_quote, option_attrs,
                             policy_breaches, program_run_hits, rule_group)
@@ -140,6 +141,9 @@ class ProgramData:
     """Days held at which a lot's held-days cost changes slope (the resale curve's ages, the depreciation life)."""
     quote_capacity: tuple[tuple[str, int], ...] = ()
     """Every rented quote a candidate uses, with its `max_nodes` (the checker's and `relaxed`'s reference)."""
+    objective: tuple[str, float] = ("cost", 0.0)
+    """What the program minimises: ("cost", 0) cost, then ends; ("time", 0) the program's end, then cost;
+    ("delay", usd_per_day) cost + usd_per_day × the program's end in days from `as_of`, then ends."""
 
 
 def _day(d: date | None, as_of: date) -> int | None:
@@ -577,7 +581,15 @@ def gathered(pp: ProgramProblem) -> ProgramData:
     site = pp.spec.site
     return ProgramData(tuple(workloads), tuple(lots), capacity, power, site.racks if site is not None else None,
                        quarters, pp.spec.budget.max_usd, pp.spec.budget.applies_to == "cash",
-                       last if last is not None else calendar, calendar, pp.as_of, k, _kinks(pp.first), capacity)
+                       last if last is not None else calendar, calendar, pp.as_of, k, _kinks(pp.first), capacity,
+                       _objective(pp))
+
+
+def _objective(pp: ProgramProblem) -> tuple[str, float]:
+    obj = pp.spec.objective
+    if isinstance(obj, CostObjective):
+        return ("delay", obj.delay_cost_usd_per_day)
+    return (obj, 0.0)
 
 
 def owned_ready_day(lots: Sequence[LotQuote], system: str, nodes: int) -> int | None:

@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..errors import InputError
 from .names import did_you_mean
@@ -31,7 +31,7 @@ from .catalog import Catalog, catalog_texts
 from .problem import Problem, _build, _check_numbers, catalog_of_texts
 from .rules import quote_ids
 from .schema import Strict, validate
-from .spec import Budget, Policy, Rule, Schedule, Selection, Site, Workload
+from .spec import Budget, CostObjective, Policy, Rule, Schedule, Selection, Site, Workload
 from .units import Date, Money, PositiveFloat
 from .yamlsrc import PathT, Source, load_file
 
@@ -111,7 +111,9 @@ class ProgramSpec(Strict):
     policy: Policy = Field(default_factory=Policy)
     risk: dict[str, Any] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
-    objective: Literal["cost"] = "cost"
+    objective: Annotated[Union[Annotated[Literal["cost", "time"], Tag("word")],
+                               Annotated[CostObjective, Tag("weighted")]],
+                         Discriminator(lambda v: "word" if isinstance(v, str) else "weighted")] = "cost"
 
 
 def is_program_data(data: Any) -> bool:

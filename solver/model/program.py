@@ -479,9 +479,27 @@ def objective_weight(pm: ProgramModel) -> int:
     return (pm.horizon + 1) * len(pm.data.workloads) + 1
 
 
+def cost_ceiling(pm: ProgramModel) -> int:
+    """An upper bound of the model's cost in units: every workload on its dearest candidate, every stack ported,
+    every lot at the top of its cost variable's domain (what makes the time objective lexicographic)."""
+    runs = sum(max((units(c.cost_usd) for c in w.candidates), default=0) for w in pm.data.workloads)
+    port = {c.porting_key: units(c.porting_usd) for w in pm.data.workloads for c in w.candidates}
+    return runs + sum(port.values()) + sum(units(max(lot.quote.held_cost_usd) * lot.quote.lot_nodes) + 2
+                                           for lot in pm.lots)
+
+
 def objective(pm: ProgramModel) -> Any:
-    """Cost first; among plans of equal cost the earliest ends."""
-    return pm.cost * objective_weight(pm) + sum(pm.end)
+    """The program's objective (`ProgramData.objective`) as one integer expression: `cost` is cost, then the
+    earliest ends; `time` the program's end, then cost, then the ends; a delay cost per day adds that many units
+    per day of the program's end to its cost, then the ends (the single run's three objectives, with the
+    program's end as its finish)."""
+    kind, per_day = pm.data.objective
+    weight = objective_weight(pm)
+    if kind == "time":
+        return pm.program_end * ((cost_ceiling(pm) + 1) * weight) + pm.cost * weight + sum(pm.end)
+    if kind == "delay":
+        return (pm.cost + units(per_day) * pm.program_end) * weight + sum(pm.end)
+    return pm.cost * weight + sum(pm.end)
 
 
 __all__ = ["ProgramModel", "ProgramGroup", "Lot", "build_program_model", "objective", "objective_weight", "units",

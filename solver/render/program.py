@@ -126,6 +126,8 @@ def program_dict(rep: ProgramReport) -> dict[str, Any]:
                 "porting": [{"stack": k, "cost_usd": round(v)} for k, v in plan.porting],
                 "finish": _d(pp, plan.end_day), "cost_usd": round(plan.cost_usd), "cash_usd": round(plan.cash_usd),
                 "bound_usd": o.bound_units * 1000 if o.bound_units is not None else None}
+        if rep.data.objective[0] != "cost":
+            body["objective"] = objective_text(rep)
     return {"schema_version": SCHEMA_VERSION, "problem": pp.spec.name, "as_of": pp.as_of.isoformat(),
             "status": o.status, "program": body, "explanation": _explanation(rep),
             "candidates": {"per_workload": {w.id: len(w.candidates) for w in rep.data.workloads},
@@ -193,7 +195,17 @@ def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
     ported = ", ".join(f"{k} {_m(v)}" for k, v in plan.porting if v > 0) or "none"
     out += [f"Program cost {_m(plan.cost_usd)} (what it consumes, risk-adjusted); cash {_m(plan.cash_usd)} "
             f"(what is paid); porting once per stack: {ported}; program ends {d['finish']}."]
+    if rep.data.objective[0] != "cost":
+        out += [f"Objective: {objective_text(rep)}."]
     return out
+
+
+def objective_text(rep: ProgramReport) -> str:
+    """What the plan minimised, when it is not cost first."""
+    kind, per_day = rep.data.objective
+    if kind == "time":
+        return "the program's end first, then its cost"
+    return f"cost plus ${per_day:,.0f} per day until the program ends"
 
 
 def _explanation_text(rep: ProgramReport) -> list[str]:

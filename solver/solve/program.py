@@ -182,7 +182,8 @@ def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]
     out, model = lazily(data, engine, None, lambda pm, trial: trial.minimize(objective(pm)), "program",
                         thorough=True)
     plan = decode(model, out) if out.has_solution else None
-    bound = out.bound() // objective_weight(model) if out.status in (OPTIMAL, FEASIBLE) else None
+    proven_cost = data.objective[0] == "cost" and out.status in (OPTIMAL, FEASIBLE)
+    bound = out.bound() // objective_weight(model) if proven_cost else None
     return ProgramOutcome(out.status, plan, bound, data), engine
 
 
