@@ -38,9 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..estimate.options import Option, Point, PriceKey, option_quote_ready
-from ..inputs.rules import adjustments, delay_days
+from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
-from ..inputs.rules import rule_group
 from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective

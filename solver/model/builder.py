@@ -34,11 +34,10 @@ from ..estimate.chance import ChanceCut, quote_sets
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
-from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
+from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
 from ..inputs.spec import Adjust, Comparison, Rule
 from .bounds import REFINE_FROM
 from .cpsat import Model, cp_model
-from ..inputs.rules import rule_group
 from .groups import Group, GroupKind, capacity_group
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling

@@ -19,9 +19,8 @@ from ..estimate.chance import ChanceModel, chance_model
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.catalog import Quote
-from ..inputs.rules import matches_attrs, matches_point, policy_breaches
+from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_group
 from ..inputs.spec import ProblemSpec, Rule
-from ..inputs.rules import rule_group
 from .groups import capacity_group
 from .reduce import PointReducer, reducer_for
 
