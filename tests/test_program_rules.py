@@ -74,7 +74,7 @@ def test_a_cost_condition_holds_at_every_run_and_is_named_when_it_cannot() -> No
     """`forbid` a run costing over $1M, on the small program with its deadlines moved out: without the rule the
     pretraining run costs more; with it and a $40M budget every run costs at most $1M (the pretraining moves onto
     bought nodes, whose hardware is the program's purchases, not the run's); with the file's $30M budget no plan
-    exists, and the conflict is the budget and the rule."""
+    exists, and the conflict is the budget, the rule and the two policy sections that keep the cheaper runs out."""
     loose = ["schedule.deadline=2028-06-30", "workloads.pre.schedule.deadline=2028-06-30", "site.racks=200"]
     cap = rule("cap", "{cost: {gt: 1000000}}", "forbid")
     base = solve_program(load_program(SMALL, loose + ["budget.max_usd=40M"]), LIMITS).outcome.plan
@@ -84,7 +84,12 @@ def test_a_cost_condition_holds_at_every_run_and_is_named_when_it_cannot() -> No
     assert capped.cost_usd >= base.cost_usd
     out = solve_program(load_program(SMALL, loose + [cap]), LIMITS)
     assert out.outcome.plan is None and out.explanation is not None
-    assert sorted(out.explanation.conflict) == ["budget.max_usd", "rules.cap"]
+    drops = {"budget.max_usd": "budget.max_usd=1B", "rules.cap": "rules=[]",
+             "policy.accelerators": "policy.accelerators={include: []}",
+             "policy.allow_preemptible": "policy.allow_preemptible=true"}
+    assert sorted(out.explanation.conflict) == sorted(drops)
+    for gid, edit in drops.items():  # minimal: the file edited to drop any one of them has a plan
+        assert solve_program(load_program(SMALL, loose + [cap, edit]), LIMITS).outcome.plan is not None, gid
 
 
 def test_requiring_quotes_keeps_runs_on_them_and_names_the_rule_when_impossible() -> None:
@@ -94,8 +99,9 @@ def test_requiring_quotes_keeps_runs_on_them_and_names_the_rule_when_impossible(
     assert (same["cost_usd"], same["workloads"]) == (base["cost_usd"], base["workloads"])
     spot = next(q for q in both if "preemptible" in q)
     only_spot = solved(SMALL, rule("only", f"{{quote: {spot}}}", "require"))
-    assert only_spot["status"] == "infeasible" and only_spot["conflict"] == ["rules.only"], \
-        "multi-node pretraining on spot capacity is not allowed, so no run of `pre` meets the rule"
+    assert only_spot["status"] == "infeasible", "multi-node pretraining on spot capacity is not allowed, so no " \
+        "run of `pre` meets the rule"
+    assert only_spot["conflict"] == ["policy.allow_preemptible", "rules.only"]
 
 
 @pytest.mark.parametrize("when, then, field", [
@@ -107,3 +113,38 @@ def test_rules_a_program_cannot_honour_exactly_are_one_error(when: str, then: st
     text = r.stderr
     assert r.exit_code == 2 and r.stdout == "" and "Traceback" not in text and len(text.strip().splitlines()) == 1
     assert "bought quote 'dgx-b200-reseller-fast'" in text and field in text
+
+
+INFEASIBLE = str(ROOT / "constraints" / "infeasible-program.yaml")
+
+
+def test_a_policy_section_is_named_when_it_is_part_of_the_reason() -> None:
+    """The bundled infeasible program: the bake-off is narrowed to TPUs, whose porting makes it end late. Its
+    accelerator list is one of the four limits, and editing the file to drop any one of them gives a plan."""
+    out = solved(INFEASIBLE)
+    drops = {"workloads.main.after": "workloads.main.after=[]",
+             "workloads.main.schedule.deadline": "workloads.main.schedule.deadline=2029-06-30",
+             "budget.per_quarter_usd.2027-Q2": "budget.per_quarter_usd.2027-Q2=1B",
+             "workloads.bakeoff-tpu7x.policy.accelerators": "workloads.bakeoff-tpu7x.policy.accelerators={include: []}"}
+    assert out["status"] == "infeasible" and sorted(out["conflict"]) == sorted(drops)
+    for gid, edit in drops.items():
+        assert solved(INFEASIBLE, edit)["status"] == "optimal", gid
+
+
+def test_a_conflict_the_policy_plays_no_part_in_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget nothing fits: the conflict found with the policy enforced ({budget.max_usd}) is infeasible in the
+    model where the policy is a group too, so it is kept without a second search over that larger model."""
+    import solver.answers.program_explain as program_explain
+    calls: list[int] = []
+    search = program_explain.explain
+
+    def counted(pm: Any, engine: Any) -> Any:
+        calls.append(sum(len(w.candidates) for w in pm.data.workloads))
+        return search(pm, engine)
+
+    monkeypatch.setattr(program_explain, "explain", counted)
+    out = solved(SMALL, "budget.max_usd=100k")
+    assert out["conflict"] == ["budget.max_usd"] and len(calls) == 1
+    calls.clear()
+    assert "workloads.bakeoff-tpu7x.policy.accelerators" in solved(INFEASIBLE)["conflict"]
+    assert len(calls) == 2 and calls[1] > calls[0], "searched again over the larger model"

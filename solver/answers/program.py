@@ -8,6 +8,7 @@ relaxations (`program_explain.py`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +21,7 @@ from ..solve.engine import INFEASIBLE, Limits
 from ..solve.program import ProgramOutcome, date_of, optimise
 from ..solve.program_check import check_program
 from .history import input_changes
-from .program_explain import ProgramExplanation, explain
+from .program_explain import ProgramExplanation, explain, explain_widening
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class ProgramReport:
 
 
 def solve_program(pp: ProgramProblem, limits: Limits) -> ProgramReport:
-    return _solve_data(pp, program_data(pp), limits)
+    """The program's plan; when it has none, the explanation is over candidates that include the options its
+    policy and site rule out (`gathered(policy_barred=True)`), so that a conflict can name those sections too."""
+    return _solve_data(pp, program_data(pp), limits, lambda: reduced(gathered(pp, policy_barred=True)))
 
 
 
@@ -92,7 +95,8 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
     return ProgramWhyNot(target, wid, len(keep), None, chosen, _solve_data(pp, forced_data, limits))
 
 
-def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> ProgramReport:
+def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits,
+                explained: Callable[[], ProgramData] | None = None) -> ProgramReport:
     t0 = time.monotonic()
     outcome, engine = optimise(data, limits)
     if outcome.plan is not None:
@@ -101,7 +105,10 @@ def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits) -> Progra
     groups: tuple[tuple[str, str], ...] = ()
     if outcome.status == INFEASIBLE:
         full = build_program_model(data)
-        expl = explain(full, engine)
+        if explained is None:
+            expl = explain(full, engine)
+        else:
+            full, expl = explain_widening(full, engine, lambda: build_program_model(explained()))
         groups = tuple(sorted((g.id, g.text) for g in full.groups.values()))
     return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time)
 

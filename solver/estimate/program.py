@@ -179,6 +179,18 @@ def _spot_allowed(problem: Problem, o: Option, pt: Point) -> bool:
                 and not spec.policy.allow_preemptible)
 
 
+def policy_groups(pp: ProgramProblem, i: int, o: Option) -> tuple[str, ...]:
+    """The policy and site groups that rule out option `o` for workload `i`, each named where it is written: the
+    program's (`policy.accelerators`, `site.cooling`, …) when the program's own sections rule it out, the
+    workload's (`workloads.<id>.policy.accelerators`) when only its narrowing does."""
+    item, problem = pp.workloads[i]
+    kinds = [q.kind for q in o.quotes]
+    program_spec = problem.spec.model_copy(update={"policy": pp.spec.policy})
+    mine = policy_breaches(program_spec, o.attrs, kinds)
+    narrowed = [f"workloads.{item.id}.{g}" for g in policy_breaches(problem.spec, o.attrs, kinds) if g not in mine]
+    return tuple(mine) + tuple(narrowed)
+
+
 def _barred_by(problem: Problem, o: Option, pt: Point, quote: str | None, lots: list[str], cost: float
                ) -> tuple[str, ...]:
     """The forbid/require rules that rule out one run (`program_run_hits`: the point, the rented quote or the lots
@@ -227,9 +239,12 @@ def run_money(problem: Problem, pt: Point, quote: str | None) -> tuple[float, fl
     return energy + run_cost, energy + run_cash
 
 
-def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, int]) -> list[Candidate]:
+def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, int],
+                   policy: tuple[str, ...] | None = None) -> list[Candidate]:
     """The workload's candidates on one option: every fitting point on every source (a rented quote, or the owned
-    pool)."""
+    pool). `policy` (when explaining): the policy groups that rule the option out (`policy_groups`; empty when
+    none does), which bar each candidate with the rules that do; spot points the policy forbids are then barred by
+    `policy.allow_preemptible` instead of left out."""
     a = problem.assumptions.values
     site = problem.spec.site
     out: list[Candidate] = []
@@ -241,7 +256,10 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
         ready = max(o.ready_day, option_quote_ready(q, o, a) if q is not None else 0)
         qid = q.id if q is not None else None
         for pt in o.points:
-            if not (pt.fits and pt.workable and pt.time is not None) or not _spot_allowed(problem, o, pt):
+            if not (pt.fits and pt.workable and pt.time is not None):
+                continue
+            spot = () if _spot_allowed(problem, o, pt) else ("policy.allow_preemptible",)
+            if spot and policy is None:
                 continue
             if q is not None and not (q.min_nodes <= pt.n <= q.max_nodes):
                 continue
@@ -249,7 +267,7 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
                 continue
             cost, cash = run_money(problem, pt, qid)
             add, delay = _rule_terms(problem, o, pt, cost, qid)
-            barred = _barred_by(problem, o, pt, qid, lots if q is None else [], cost + add)
+            barred = (policy or ()) + spot + _barred_by(problem, o, pt, qid, lots if q is None else [], cost + add)
             start = ready + delay
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
                                  qid, cost + add, cash + add, key, port, barred))
@@ -307,9 +325,12 @@ def allowed_pairs(problem: Problem) -> set[str]:
     return out
 
 
-def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
+def workload_data(pp: ProgramProblem, i: int, k: int, policy_barred: bool = False) -> WorkloadData:
+    """Workload `i`'s candidates. `policy_barred`: also the options its policy or the site rule out, each barred
+    by the groups that do (`policy_groups`) — what an explanation needs to name them; otherwise only the options
+    they allow are estimated at all (a bake-off narrowed to one accelerator needs a handful of options)."""
     item, problem = pp.workloads[i]
-    universe = build_universe(problem, only_pairs=allowed_pairs(problem))
+    universe = build_universe(problem, only_pairs=None if policy_barred else allowed_pairs(problem))
     earliest = (problem.earliest_start - pp.as_of).days
     deadline = _day(problem.spec.schedule.deadline, pp.as_of)
     last = cap_day(pp)
@@ -318,9 +339,10 @@ def workload_data(pp: ProgramProblem, i: int, k: int) -> WorkloadData:
     considered = 0
     first_finish: int | None = None
     for o in universe.options:
-        if not _allowed(problem, o):
+        policy = policy_groups(pp, i, o) if policy_barred else None
+        if not policy_barred and not _allowed(problem, o):
             continue
-        every = _candidates_of(problem, item.id, o, cap)
+        every = _candidates_of(problem, item.id, o, cap, policy)
         considered += len(every)
         finishes = [max(c.ready_day, earliest) + c.days for c in every]
         first_finish = min([f for f in (first_finish,) if f is not None] + finishes, default=None)
@@ -559,13 +581,13 @@ def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
 
 
 @collect.paused()
-def gathered(pp: ProgramProblem) -> ProgramData:
+def gathered(pp: ProgramProblem, policy_barred: bool = False) -> ProgramData:
     """Every workload's candidates, the lots and the calendar, before any dominance (every rented quote's capacity
     enforced). Garbage collection waits for the whole program (`collect`), not for each workload's universe: the
     collections between workloads re-scanned every candidate made so far (0.5 s of 2.6 s on ten workloads)."""
     a = pp.first.assumptions.values
     k = a.program.sizes_per_option
-    workloads = [workload_data(pp, i, k) for i in range(len(pp.workloads))]
+    workloads = [workload_data(pp, i, k, policy_barred) for i in range(len(pp.workloads))]
     last = cap_day(pp)
     needs: dict[str, int] = {}
     for w in workloads:
@@ -637,4 +659,5 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
 __all__ = ["Candidate", "LotQuote", "WorkloadData", "Window", "ProgramData", "program_data", "thin",
            "workload_data", "lot_quotes", "gathered", "reduced", "calendar_days", "free_quotes", "undominated",
            "reduce_candidates",
-           "hardware_floor", "owned_ready_day", "deliverable", "relaxed", "held_tables", "run_money", "MAX_DAY"]
+           "hardware_floor", "owned_ready_day", "deliverable", "policy_groups", "relaxed", "held_tables", "run_money",
+           "MAX_DAY"]

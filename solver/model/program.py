@@ -19,7 +19,8 @@ convention: `workloads.main.schedule.deadline`, `workloads.sft.after`, `budget.p
 - spend per quarter: lot capex in the quarter of its order, rent spread evenly over the days a rental runs
   (an overlap variable per workload and quarter times its daily rate);
 - precedences, deadlines, earliest starts, `same_hardware_as`, the program budget;
-- rules: a run a rule forbids (`Candidate.barred_by`) is off while the rule's group is enforced.
+- rules, and when explaining the policy and the site's cooling: a run one of them rules out
+  (`Candidate.barred_by`) is off while its group is enforced.
 """
 
 from __future__ import annotations
@@ -103,13 +104,31 @@ def _add_choices(pm: ProgramModel) -> None:
             lits.append(x)
             m.add(s >= c.ready_day).only_enforce_if(x)
             for gid in c.barred_by:
-                m.add_implication(pm.group(gid, "rule " + gid.partition(".")[2]), ~x)
+                m.add_implication(pm.group(gid, barring_text(gid)), ~x)
         m.add_exactly_one(lits)
         m.add(e == s + sum(pm.x[wi, ci] * c.days for ci, c in pm.candidates(wi)))
         pm.start.append(s)
         pm.end.append(e)
     pm.program_end = m.new_int_var(0, h, "program_end")
     m.add_max_equality(pm.program_end, pm.end)
+
+
+BARRING = {"policy.modes": "allowed modes", "policy.require_ecc": "accelerators must have ECC memory",
+           "policy.accelerators": "accelerator allow/deny list", "policy.vendors": "vendor allow/deny list",
+           "policy.allow_estimates": "no estimated prices",
+           "policy.allow_preemptible": "no spot capacity for multi-node pretraining",
+           "site.cooling": "the site's cooling"}
+"""What a policy or site group that rules runs out says (`Candidate.barred_by`)."""
+
+
+def barring_text(gid: str) -> str:
+    """A barring group's text: a rule by its name; a workload's own policy as the program's, for that workload."""
+    if gid.startswith("rules."):
+        return "rule " + gid.partition(".")[2]
+    if gid.startswith("workloads."):
+        wid, _, rest = gid[len("workloads."):].partition(".")
+        return f"{BARRING.get(rest, rest)} ({wid})"
+    return BARRING.get(gid, gid)
 
 
 def _add_schedule(pm: ProgramModel) -> None:
