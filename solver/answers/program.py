@@ -78,21 +78,33 @@ def parse_target(pp: ProgramProblem, target: str) -> tuple[str, str]:
 def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramWhyNot:
     """See `ProgramWhyNot`. The forced program is solved and explained like any program (its candidates for the
     workload restricted to the matching ones), so an impossible target gets a minimal conflict of the user's own
-    limits with exact relaxations."""
+    limits with exact relaxations. A target only the policy or the site rules out (no allowed candidate matches)
+    is forced among the candidates they bar, so that the conflict names the section that does."""
     wid, key = parse_target(pp, target)
     everything = gathered(pp)
     chosen = _solve_data(pp, reduced(everything), limits)
-    data = reduced(everything, exempt=wid)
+    forced = _forced(reduced(everything, exempt=wid), wid, key)
+    wider = _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) if forced is None else None
+    if forced is None and wider is None:
+        reason = (f"no candidate of {wid} matches '{key}': not in the catalog, does not fit in memory, or cannot "
+                  "finish by the program's last deadline")
+        return ProgramWhyNot(target, wid, 0, reason, chosen, None)
+    data = forced or wider
+    assert data is not None
+    matched = len(next(w for w in data.workloads if w.id == wid).candidates)
+    explained = None if forced is None else \
+        (lambda: _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) or data)
+    return ProgramWhyNot(target, wid, matched, None, chosen, _solve_data(pp, data, limits, explained))
+
+
+def _forced(data: ProgramData, wid: str, key: str) -> ProgramData | None:
+    """`data` with workload `wid` restricted to the candidates that match `key`; None when none does."""
     i = [w.id for w in data.workloads].index(wid)
     keep = tuple(c for c in data.workloads[i].candidates if _matches(c, key))
     if not keep:
-        reason = (f"no candidate of {wid} matches '{key}': not in the catalog, excluded by the program's or the "
-                  "workload's policy or rules, does not fit in memory, or cannot finish by the program's last "
-                  "deadline")
-        return ProgramWhyNot(target, wid, 0, reason, chosen, None)
+        return None
     w = replace(data.workloads[i], candidates=keep)
-    forced_data = replace(data, workloads=data.workloads[:i] + (w,) + data.workloads[i + 1:])
-    return ProgramWhyNot(target, wid, len(keep), None, chosen, _solve_data(pp, forced_data, limits))
+    return replace(data, workloads=data.workloads[:i] + (w,) + data.workloads[i + 1:])
 
 
 def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits,
