@@ -95,15 +95,13 @@ def test_why_not_that_cannot_be_names_the_limits_and_an_exact_relaxation() -> No
 
 def test_why_not_a_target_the_policy_rules_out_names_the_policy() -> None:
     """The TPU bake-off forced onto B200: its own accelerator list is the conflict; with B200 added to that list
-    the forced program has a plan on B200; a target nothing in the catalog matches gets the one-line reason."""
+    the forced program has a plan on B200."""
     ans = _why_not("bakeoff-tpu7x:b200")
     assert ans.matched > 0 and ans.forced is not None and ans.forced.outcome.status == "infeasible"
     assert ans.forced.explanation.conflict == ("workloads.bakeoff-tpu7x.policy.accelerators",)
     ok = _why_not("bakeoff-tpu7x:b200", "workloads.bakeoff-tpu7x.policy.accelerators={include: [tpu7x, b200]}")
     assert ok.forced.outcome.status == "optimal"
     assert ok.forced.outcome.plan.run("bakeoff-tpu7x").candidate.accelerator == "b200"
-    none = _why_not("bakeoff-tpu7x:no-such-gpu")
-    assert none.matched == 0 and none.forced is None and "no candidate of bakeoff-tpu7x matches" in none.reason
 
 
 def test_why_not_target_errors(runner: CliRunner) -> None:

@@ -83,18 +83,26 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
     wid, key = parse_target(pp, target)
     everything = gathered(pp)
     chosen = _solve_data(pp, reduced(everything), limits)
-    forced = _forced(reduced(everything, exempt=wid), wid, key)
-    wider = _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) if forced is None else None
-    if forced is None and wider is None:
+    normal = reduced(everything, exempt=wid)
+    forced = _forced(normal, wid, key)
+    if forced is not None:
+        def wide() -> ProgramData:
+            return _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) or forced
+        return ProgramWhyNot(target, wid, _count(forced, wid), None, chosen, _solve_data(pp, forced, limits, wide))
+    wider = _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key)
+    if wider is None:
         reason = (f"no candidate of {wid} matches '{key}': not in the catalog, does not fit in memory, or cannot "
                   "finish by the program's last deadline")
         return ProgramWhyNot(target, wid, 0, reason, chosen, None)
-    data = forced or wider
-    assert data is not None
-    matched = len(next(w for w in data.workloads if w.id == wid).candidates)
-    explained = None if forced is None else \
-        (lambda: _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) or data)
-    return ProgramWhyNot(target, wid, matched, None, chosen, _solve_data(pp, data, limits, explained))
+    # The target's candidates are barred by the policy; the other workloads keep their allowed ones for the
+    # conflict search, which the larger model then confirms (`explain_widening`).
+    mine = next(w for w in wider.workloads if w.id == wid)
+    narrow = replace(wider, workloads=tuple(mine if w.id == wid else w for w in normal.workloads))
+    return ProgramWhyNot(target, wid, _count(wider, wid), None, chosen, _solve_data(pp, narrow, limits, lambda: wider))
+
+
+def _count(data: ProgramData, wid: str) -> int:
+    return len(next(w for w in data.workloads if w.id == wid).candidates)
 
 
 def _forced(data: ProgramData, wid: str, key: str) -> ProgramData | None:
