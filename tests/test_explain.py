@@ -295,6 +295,23 @@ def test_break_even_price_flips_the_ranking() -> None:
 from test_optimality import _load, extra_quotes, problems  # noqa: E402
 
 
+def assert_minimal_conflict(p: Problem, conflict: list[str]) -> None:
+    """Keeping only the conflict's groups (every other one dropped by editing the file) leaves no plan; dropping
+    any one member too gives one (`workload.memory` is a fact, not droppable).
+
+    With a priced delivery slip, removing `earliest_start` from the file also removes the planned start it gave
+    (plans then start as soon as hardware is ready, with less allowance and a larger premium), whereas the
+    explanation drops the limit and keeps that start among the candidates. A plan with it kept is therefore a plan
+    with it dropped, and confirms the member is needed."""
+    others = [g for g in every_group(p) if g not in conflict]
+    assert not feasible(p, others), conflict
+    keep_start = [g for g in others if g != "schedule.earliest_start"]
+    slip_priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
+    for g in conflict:
+        if g != "workload.memory":
+            assert feasible(p, others + [g]) or (slip_priced and feasible(p, keep_start + [g])), (conflict, g)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(problems(), extra_quotes())
 def test_random_conflicts_are_infeasible_and_minimal(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
@@ -304,17 +321,7 @@ def test_random_conflicts_are_infeasible_and_minimal(problem: dict[str, Any], qu
             return
         _ctx, r = solve_and_explain(p, QUICK)
         conflict = r.explanation["conflict"]
-        others = [g for g in every_group(p) if g not in conflict]
-        assert not feasible(p, others), conflict
-        # With a priced delivery slip, removing `earliest_start` from the file also removes the planned start it
-        # gave (plans then start as soon as hardware is ready, with less allowance and a larger premium), whereas
-        # the explanation drops the limit and keeps that start among the candidates. A plan with it kept is
-        # therefore a plan with it dropped, and confirms the member is needed.
-        keep_start = [g for g in others if g != "schedule.earliest_start"]
-        slip_priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
-        for g in conflict:
-            if g != "workload.memory":
-                assert feasible(p, others + [g]) or (slip_priced and feasible(p, keep_start + [g])), (conflict, g)
+        assert_minimal_conflict(p, conflict)
 
 
 def test_spot_capacity_forbidden_only_above_one_node_is_in_the_conflict() -> None:
@@ -340,17 +347,7 @@ def test_spot_capacity_forbidden_only_above_one_node_is_in_the_conflict() -> Non
         _ctx, r = solve_and_explain(p, QUICK)
         conflict = r.explanation["conflict"]
         assert "policy.allow_preemptible" in conflict, r.explanation
-        others = [g for g in every_group(p) if g not in conflict]
-        assert not feasible(p, others), conflict
-        # With a priced delivery slip, removing `earliest_start` from the file also removes the planned start it
-        # gave (plans then start as soon as hardware is ready, with less allowance and a larger premium), whereas
-        # the explanation drops the limit and keeps that start among the candidates. A plan with it kept is
-        # therefore a plan with it dropped, and confirms the member is needed.
-        keep_start = [g for g in others if g != "schedule.earliest_start"]
-        slip_priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
-        for g in conflict:
-            if g != "workload.memory":
-                assert feasible(p, others + [g]) or (slip_priced and feasible(p, keep_start + [g])), (conflict, g)
+        assert_minimal_conflict(p, conflict)
 
 
 def test_combined_relaxation_restores_feasibility() -> None:

@@ -85,11 +85,15 @@ def why_not_program(pp: ProgramProblem, limits: Limits, target: str) -> ProgramW
     chosen = _solve_data(pp, reduced(everything), limits)
     normal = reduced(everything, exempt=wid)
     forced = _forced(normal, wid, key)
+
+    def widened() -> ProgramData | None:
+        return _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key)
+
     if forced is not None:
-        def wide() -> ProgramData:
-            return _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key) or forced
-        return ProgramWhyNot(target, wid, _count(forced, wid), None, chosen, _solve_data(pp, forced, limits, wide))
-    wider = _forced(reduced(gathered(pp, policy_barred=True), exempt=wid), wid, key)
+        data = forced
+        return ProgramWhyNot(target, wid, _count(forced, wid), None, chosen,
+                             _solve_data(pp, forced, limits, lambda: widened() or data))
+    wider = widened()
     if wider is None:
         reason = (f"no candidate of {wid} matches '{key}': not in the catalog, does not fit in memory, or cannot "
                   "finish by the program's last deadline")

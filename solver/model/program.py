@@ -60,6 +60,8 @@ class Lot:
     held: Any
     cost: Any
     cash: Any
+    cost_top: int
+    """The upper bound of `cost`'s domain (model units)."""
 
 
 @dataclass
@@ -247,9 +249,9 @@ def _add_within_deadlines(pm: ProgramModel, b: Any, y: Any, held: Any, ps: list[
     reached), so its convex envelope over the whole calendar undercuts it by a quarter at the days held in a
     real program, and the relaxation then prefers owned hardware it cannot afford (the ten-workload bench: a
     root bound 18% under the optimum, most of the solve spent closing it). While every workload's deadline holds,
-    the program ends by the last one, no lot is held longer, and over those days the
-    function is often convex: its pieces there, S·y ≥ A·held + B·bought, are then exact rows for the relaxation.
-    They are enforced with the deadline groups they rely on, so an explanation that drops one loses them."""
+    the program ends by the last one, no lot is held longer, and over those days the function is often convex: its
+    pieces there, S·y ≥ A·held + B·bought, are then exact rows for the relaxation. They are enforced with the
+    deadline groups they rely on, so an explanation that drops one loses them."""
     days = [w.deadline_day for w in pm.data.workloads]
     groups = [w.deadline_group for w in pm.data.workloads]
     if any(d is None for d in days) or any(g is None for g in groups):
@@ -291,7 +293,7 @@ def _add_lots(pm: ProgramModel) -> None:
             if prev is not None:
                 m.add_implication(b, prev.present)
                 m.add(prev.order <= order)
-            lot = Lot(lq, k, b, order, delivered, held, lot_cost, lot_cash)
+            lot = Lot(lq, k, b, order, delivered, held, lot_cost, lot_cash, top_cost)
             mine.append(lot)
             prev = lot
         m.add(sum(lot.present for lot in mine) * lq.lot_nodes <= lq.max_nodes).only_enforce_if(lit)
@@ -503,8 +505,7 @@ def cost_ceiling(pm: ProgramModel) -> int:
     every lot at the top of its cost variable's domain (what makes the time objective lexicographic)."""
     runs = sum(max((units(c.cost_usd) for c in w.candidates), default=0) for w in pm.data.workloads)
     port = {c.porting_key: units(c.porting_usd) for w in pm.data.workloads for c in w.candidates}
-    return runs + sum(port.values()) + sum(units(max(lot.quote.held_cost_usd) * lot.quote.lot_nodes) + 2
-                                           for lot in pm.lots)
+    return runs + sum(port.values()) + sum(lot.cost_top for lot in pm.lots)
 
 
 def objective(pm: ProgramModel) -> Any:
