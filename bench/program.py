@@ -11,7 +11,11 @@ check, rendering — with wall time, exit status, candidate counts and peak memo
 - `single`: constraints/datacenter.yaml, a single-workload file, which must solve no slower than before programs
   existed (compare with the same case run from the previous commit: `--root` of a checkout of it);
 - `risk-200b`, `frontier-200b`, `sensitivity-200b`: `plan risk`, `plan frontier` and `plan sensitivity` of the
-  5-workload example (sensitivity's sweeps on the default process pool: its peak is the parent's alone).
+  5-workload example (sensitivity's sweeps on the default process pool: its peak is the parent's alone);
+- `confidence-200b`, `confidence-10`: the two programs under `policy.deadline_confidence=0.8` (up-front bounds and
+  lazy cuts); `confidence-frontier-200b` its frontier (every date met at the confidence); `confidence-200b-0.9`,
+  infeasible at 0.9 (the TPU bake-off's port), explained with the policy-widening check and the confident
+  relaxation of its deadline.
 """
 
 from __future__ import annotations
@@ -25,11 +29,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CASES = {"program-200b": ("solve", "constraints/program-200b.yaml"), "program-10": ("solve", "bench/program-10.yaml"),
-         "single": ("solve", "constraints/datacenter.yaml"),
-         "risk-200b": ("risk", "constraints/program-200b.yaml"),
-         "frontier-200b": ("frontier", "constraints/program-200b.yaml"),
-         "sensitivity-200b": ("sensitivity", "constraints/program-200b.yaml")}
+CASES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "program-200b": ("solve", "constraints/program-200b.yaml", ()),
+    "program-10": ("solve", "bench/program-10.yaml", ()),
+    "single": ("solve", "constraints/datacenter.yaml", ()),
+    "risk-200b": ("risk", "constraints/program-200b.yaml", ()),
+    "frontier-200b": ("frontier", "constraints/program-200b.yaml", ()),
+    "sensitivity-200b": ("sensitivity", "constraints/program-200b.yaml", ()),
+    "confidence-200b": ("solve", "constraints/program-200b.yaml", ("--set", "policy.deadline_confidence=0.8")),
+    "confidence-10": ("solve", "bench/program-10.yaml", ("--set", "policy.deadline_confidence=0.8")),
+    "confidence-frontier-200b": ("frontier", "constraints/program-200b.yaml",
+                                 ("--set", "policy.deadline_confidence=0.8")),
+    "confidence-200b-0.9": ("solve", "constraints/program-200b.yaml", ("--set", "policy.deadline_confidence=0.9"))}
 
 RUN = """
 import json, resource, sys, time
@@ -47,8 +58,8 @@ print(json.dumps({{"wall_s": round(wall, 2), "exit": code,
 """
 
 
-def run_case(root: Path, name: str, command: str, path: str, timeout: float) -> dict:
-    args = [command, str(root / path) if name == "single" else str(ROOT / path), "--format", "json"]
+def run_case(root: Path, name: str, command: str, path: str, extra: tuple[str, ...], timeout: float) -> dict:
+    args = [command, str(root / path) if name == "single" else str(ROOT / path), *extra, "--format", "json"]
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", RUN.format(root=str(root), args=args)], cwd=root,
                           capture_output=True, text=True, timeout=timeout)

@@ -151,8 +151,6 @@ BAD = [
      ":4", "not another workload"),
     ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n"
      "budget: {per_quarter_usd: {2027-Q5: 1M}}\n", ":4", "not like 2027-Q1"),
-    ("workloads:\n  - id: a\n    workload: {method: pretrain, params: 1B, tokens: 10B}\n"
-     "policy: {deadline_confidence: 0.9}\n", ":4", "not supported in program files"),
 ]
 
 

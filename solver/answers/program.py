@@ -14,11 +14,12 @@ from typing import Any
 
 from ..errors import InputError
 from ..estimate.program import Candidate, ProgramData, gathered, program_data, reduced
+from ..estimate.program_chance import waits
 from ..model.program import build_program_model
 from ..inputs.names import did_you_mean
 from ..inputs.program import ProgramProblem
 from ..solve.engine import INFEASIBLE, Limits
-from ..solve.program import ProgramOutcome, date_of, optimise
+from ..solve.program import ProgramOutcome, ProgramPlan, date_of, optimise, timed
 from ..solve.program_check import check_program
 from .history import input_changes
 from .program_explain import ProgramExplanation, explain, explain_widening
@@ -34,6 +35,9 @@ class ProgramReport:
     """(group id, what it says) of every limit the model enforced, when the program is explained (infeasible)."""
     seconds: float
     out_of_time: bool
+    chances: tuple[tuple[str, float], ...] = ()
+    """Under `policy.deadline_confidence`: each workload with a deadline and the share of scenarios in which the
+    plan meets it."""
 
 
 def solve_program(pp: ProgramProblem, limits: Limits) -> ProgramReport:
@@ -134,7 +138,19 @@ def _solve_data(pp: ProgramProblem, data: ProgramData, limits: Limits,
         else:
             full, expl = explain_widening(full, engine, lambda: build_program_model(explained()))
         groups = tuple(sorted((g.id, g.text) for g in full.groups.values()))
-    return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time)
+    return ProgramReport(pp, data, outcome, expl, groups, time.monotonic() - t0, engine.out_of_time,
+                         chances(data, outcome.plan))
+
+
+def chances(data: ProgramData, plan: ProgramPlan | None) -> tuple[tuple[str, float], ...]:
+    """The share of scenarios in which each workload with a deadline meets it (`ProgramReport.chances`)."""
+    if data.chance is None or plan is None:
+        return ()
+    runs, lots = timed(plan)
+    after = {w.id: w.after for w in data.workloads}
+    deadlines = {w.id: w.deadline_day for w in data.workloads if w.deadline_day is not None}
+    met = data.chance.met(waits(runs, lots, after), deadlines)
+    return tuple((wid, met[wid] / data.chance.scenarios.n) for wid in sorted(met))
 
 
 

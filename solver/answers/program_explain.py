@@ -11,9 +11,10 @@ A workload with no candidate at all is reported before any solve, with why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from ..estimate.program import ProgramData
+from ..estimate.program_chance import CONFIDENCE_GROUP
 from ..model.program import UNIT, ProgramModel
 from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine
 from ..solve.program import date_of, fix_groups, lazily
@@ -112,7 +113,44 @@ def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
         return Relaxation(gid, None, True)
     if out.status not in (OPTIMAL, FEASIBLE):
         return None
+    if gid.endswith("schedule.deadline") and pm.data.chance is not None and CONFIDENCE_GROUP in others:
+        return _deadline_at_confidence(pm, engine, gid, others, out.value(tops[-1]), out.status == OPTIMAL)
     return Relaxation(gid, _format(pm.data, gid, out.value(tops[-1])), out.status == OPTIMAL)
+
+
+def _deadline_at_confidence(pm: ProgramModel, engine: Engine, gid: str, others: set[str], lo: int,
+                            proven: bool) -> Relaxation | None:
+    """The least day a deadline can move to and be met at `policy.deadline_confidence`, every other group
+    enforced. Dropped, the deadline leaves its workloads unconstrained by the confidence too, so the least end
+    found then (`lo`) is only a lower bound: days are tried from it at doubling steps, then bisected (meeting the
+    confidence never gets harder as the deadline moves later). Each try is a program solved with its cuts."""
+    def status(day: int) -> str:
+        data = replace(pm.data, workloads=tuple(replace(w, deadline_day=day) if w.deadline_group == gid else w
+                                                for w in pm.data.workloads))
+        return lazily(data, engine, others | {gid}, None, f"relax {gid} at the confidence")[0].status
+
+    first = status(lo)
+    if first != INFEASIBLE:
+        return Relaxation(gid, _format(pm.data, gid, lo), proven) if first != UNKNOWN else None
+    below, step, top = lo, 7, pm.data.calendar_days
+    while True:
+        day = min(top, below + step)
+        got = status(day)
+        if got == UNKNOWN:
+            return None
+        if got != INFEASIBLE:
+            break
+        if day >= top:
+            return Relaxation(gid, None, True)
+        below, step = day, step * 2
+    above = day
+    while above - below > 1:
+        mid = (below + above) // 2
+        got = status(mid)
+        if got == UNKNOWN:
+            return None
+        below, above = (mid, above) if got == INFEASIBLE else (below, mid)
+    return Relaxation(gid, _format(pm.data, gid, above), True)
 
 
 def explain(pm: ProgramModel, engine: Engine) -> ProgramExplanation:

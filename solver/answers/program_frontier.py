@@ -2,8 +2,9 @@
 that ends by it, each proven optimal over the candidates (the ε-constraint method, as `frontier.py` for one run).
 
 The program's end is the axis: every workload must finish by the date (its own deadline still holds when it is
-earlier). The candidates, lots and limits are the program's as solved (`program_data`); a date only tightens the
-workloads' deadlines, so no estimate is made again. The fastest end is one solve that minimises the program's end;
+earlier); under `policy.deadline_confidence`, at the confidence (`_confident_range`). The candidates, lots and
+limits are the program's as solved (`program_data`); a date only tightens the workloads' deadlines, so no estimate
+is made again. The fastest end is one solve that minimises the program's end;
 the dates are spread evenly from it to the end of the cheapest program (`plan solve`'s), which is the last point.
 Every plan is re-checked by `solve/program_check.py`, and its end is checked against its date.
 """
@@ -13,13 +14,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ..errors import InternalError
 from ..estimate.program import ProgramData, program_data
 from ..inputs.program import ProgramProblem
-from ..solve.engine import OPTIMAL, Engine, Limits
-from ..solve.program import ProgramOutcome, decode, lazily, optimise
+from ..estimate.program_chance import finishes, waits
+from ..solve.engine import OPTIMAL, UNKNOWN, Engine, Limits
+from ..solve.program import ProgramOutcome, ProgramPlan, decode, lazily, optimise, timed
 from ..solve.program_check import check_program
-from .program import ProgramReport
+from .program import ProgramReport, chances
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +59,31 @@ def fastest_end(data: ProgramData, limits: Limits) -> tuple[int | None, bool]:
     return decode(model, out).end_day, out.status == OPTIMAL
 
 
+def _confident_range(data: ProgramData, cheapest: ProgramPlan, fastest: int, limits: Limits
+                     ) -> tuple[int, int, bool]:
+    """Under `policy.deadline_confidence` a date on the axis is one every workload meets at the confidence. The
+    cheapest program meets its own deadlines so; it ends by D at the confidence from D = the latest of its
+    workloads' ⌈c·N⌉-th earliest finish (the last date, where it is the frontier's point). The earliest date is the
+    least D whose program exists, found by bisection between the fastest planned end (no plan ends earlier at all)
+    and that day: (first, last, first proven)."""
+    chance = data.chance
+    assert chance is not None
+    runs, lots = timed(cheapest)
+    done = finishes(chance.scenarios, waits(runs, lots, {w.id: w.after for w in data.workloads}))
+    k = chance.needed
+    last = max(int(np.partition(f, k - 1)[k - 1]) for f in done.values())
+    lo, hi, proven = fastest - 1, last, True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        out, _model = lazily(by_date(data, mid), Engine(limits), None, None, "confident end")
+        proven = proven and out.status != UNKNOWN
+        lo, hi = (mid, hi) if not out.has_solution else (lo, mid)
+    return hi, last, proven
+
+
 def _report(pp: ProgramProblem, data: ProgramData, outcome: ProgramOutcome, seconds: float,
             out_of_time: bool) -> ProgramReport:
-    return ProgramReport(pp, data, outcome, None, (), seconds, out_of_time)
+    return ProgramReport(pp, data, outcome, None, (), seconds, out_of_time, chances(data, outcome.plan))
 
 
 def program_frontier(pp: ProgramProblem, limits: Limits, points: int = 8) -> list[ProgramFrontierPoint]:
@@ -70,6 +96,8 @@ def program_frontier(pp: ProgramProblem, limits: Limits, points: int = 8) -> lis
     last = cheapest.plan.end_day
     first, proven = fastest_end(data, limits)
     first = last if first is None else min(first, last)
+    if data.chance is not None:
+        first, last, proven = _confident_range(data, cheapest.plan, first, limits)
     days = sorted({first + round((last - first) * i / max(1, points - 1)) for i in range(points)})
     out: list[ProgramFrontierPoint] = []
     for day in days:

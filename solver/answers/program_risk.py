@@ -11,11 +11,12 @@ single run's `plan risk`):
   allows the lead time at `assumptions.confidence`) or at order + L_s(quote) when the vendor is later than that
   (one lead-time draw per quote: a vendor's slip hits every lot ordered from it), and usable after installation;
   a rented run's capacity arrives L_s(quote) days after `as_of`; a software stack is ported after its scenario's
-  porting time;
+  porting time (whole days);
 - a run starts at the latest of its planned start, its capacity (for owned nodes: the lots that were usable by its
   planned start in the plan), its software, the finish of the workloads it runs `after`, and the finish of the runs
   before it on the same resource (the same owned system or rented quote) — the plan's order is kept, nothing
-  starts earlier than planned;
+  starts earlier than planned. This timing is `estimate/program_chance.py`'s `finishes`, the rule
+  `policy.deadline_confidence` plans by, so the chances shown here are the ones the plan was chosen to meet;
 - cost: each run's lines at its wall hours (rented: the quote's per-node cost functions with an estimated price
   times its scenario factor; owned: energy and operations), each lot's held-days cost at end_s − delivery_s (its
   price part times the factor for an estimated quote), porting once per stack, the rules' additions as planned, and
@@ -32,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate.delivery import install_days
 from ..estimate.options import Option, Point, build_universe, node_cost_at, plan_fixed_cost_at
 from ..estimate.program import Candidate, LotQuote, held_tables, run_money
-from ..estimate.scenarios import CostCurve, cvar, quantile, wall_hours, wall_kinks
-from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days, price_factor
+from ..estimate.program_chance import DrawnScenarios, LotAt, RunAt, finishes, waits
+from ..estimate.scenarios import CostCurve, cvar, quantile, wall_kinks
+from ..estimate.uncertainty import Draws, price_factor
 from ..inputs.catalog import PRICE_FIELDS
 from ..inputs.program import ProgramProblem
 from ..solve.program import RunPlan
@@ -180,47 +181,19 @@ def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws, prepared: 
     prepared = prepared or prepare_plan(pp, report)
     a = pp.first.assumptions.values
     cat = pp.first.catalog
-    leads: dict[str, np.ndarray] = {}
-
-    def lead(qid: str) -> np.ndarray:
-        if qid not in leads:
-            q = cat.quotes[qid]
-            leads[qid] = np.ceil(lead_days(draws, qid, q.lead_time_days, q.lead_time_p90_days,
-                                           a.lead_time_cap_quantile) - 1e-9)
-        return leads[qid]
-
-    delivered = [np.maximum(float(p.delivered_day), p.order_day + lead(p.quote.quote)) for p in plan.purchases]
-    usable = [day + p.quote.install_days for p, day in zip(plan.purchases, delivered, strict=True)]
-    finish: dict[str, np.ndarray] = {}
-    on_resource: dict[str, list[tuple[int, str]]] = {}
-    after = {w.id: w.after for w in report.data.workloads}
+    sc = DrawnScenarios(draws, a, {p.quote.quote: (cat.quotes[p.quote.quote].lead_time_days,
+                                                   cat.quotes[p.quote.quote].lead_time_p90_days)
+                                   for p in plan.purchases})
+    runs = [RunAt(r.run.workload, r.run.candidate, r.run.start_day, r.run.end_day) for r in prepared.runs]
+    lots = [LotAt(p.quote.quote, p.k, p.quote.system, p.order_day, p.delivered_day, p.quote.install_days)
+            for p in plan.purchases]
+    finish = finishes(sc, waits(runs, lots, {w.id: w.after for w in report.data.workloads}))
     cost = np.zeros(draws.n)
     for run in prepared.runs:
-        r, c, o, pt = run.run, run.run.candidate, run.option, run.point
-        assert pt.time is not None
-        wall = wall_hours(pt.time, a.reliability.restart_hours, mfu_factor(draws, a, o.accel.software, o.accel.cls),
-                          draws.normal(f"interruptions:{r.workload}"), draws.uniform(f"interruptions:{r.workload}"))
-        start = np.full(draws.n, float(r.start_day))
-        if c.quote is None:
-            for p, day in zip(plan.purchases, usable, strict=True):
-                if p.quote.system == c.system and p.usable_day <= r.start_day:
-                    start = np.maximum(start, day)
-            resource = f"owned:{c.system}"
-        else:
-            start = np.maximum(start, lead(c.quote) + install_days(c.mode, o.accel.cls, a))
-            resource = f"quote:{c.quote}"
-        if o.porting.delay_days > 0:
-            key = f"{o.accel.software}/{pp.problem_of(r.workload).spec.workload.framework}"
-            start = np.maximum(start, porting_days(draws, a, key, o.porting.delay_days))
-        for before in after[r.workload]:
-            start = np.maximum(start, finish[before])
-        for end_day, other in on_resource.get(resource, []):
-            if end_day <= r.start_day:
-                start = np.maximum(start, finish[other])
-        finish[r.workload] = start + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
-        on_resource.setdefault(resource, []).append((r.end_day, r.workload))
+        c = run.run.candidate
         factor = price_factor(draws, a, c.quote) if c.quote is not None else None
-        cost = cost + _lines_at(pp, c, o, pt, wall, factor) + run.extra_usd
+        cost = cost + _lines_at(pp, c, run.option, run.point, sc.wall(c), factor) + run.extra_usd
+    delivered = [np.maximum(p.delivered_day, p.order_day + sc.lead(p.quote.quote)) for p in plan.purchases]
     end = np.max(np.stack(list(finish.values())), axis=0)
     for p, day in zip(plan.purchases, delivered, strict=True):
         fixed, per_price = prepared.lot_parts[p.quote.quote]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from .. import collect
@@ -35,6 +35,8 @@ from ..inputs.rules import (adjustments, delay_days, lot_allowed, names_quote, o
                             policy_breaches, program_run_hits, rule_group)
 from .cost import HOURS_PER_YEAR, charged_share, credited_share
 from .delivery import install_days
+from .uncertainty import Draws
+from .program_chance import DrawnScenarios, ProgramChance, RunScenario
 from .options import Option, Point, Universe, build_universe, offer_of, option_quote_ready, owning
 
 
@@ -63,6 +65,8 @@ class Candidate:
     barred_by: tuple[str, ...] = ()
     """The rules (`rules.<name>` groups) that forbid this run, or require what it is not: the model keeps it, off
     while any of them is enforced, so that an explanation can name a rule and `--why-not` can drop one."""
+    scenario: RunScenario | None = field(default=None, compare=False, repr=False)
+    """What its risk scenarios read (`program_chance.py`); None in data made by hand without them."""
 
     @property
     def owned(self) -> bool:
@@ -144,6 +148,9 @@ class ProgramData:
     objective: tuple[str, float] = ("cost", 0.0)
     """What the program minimises: ("cost", 0) cost, then ends; ("time", 0) the program's end, then cost;
     ("delay", usd_per_day) cost + usd_per_day × the program's end in days from `as_of`, then ends."""
+    chance: ProgramChance | None = field(default=None, compare=False)
+    """`policy.deadline_confidence`: the scenarios each deadline must be met in, and the cuts learnt so far
+    (`program_chance.py`); None without one."""
 
 
 def _day(d: date | None, as_of: date) -> int | None:
@@ -269,8 +276,11 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
             add, delay = _rule_terms(problem, o, pt, cost, qid)
             barred = (policy or ()) + spot + _barred_by(problem, o, pt, qid, lots if q is None else [], cost + add)
             start = ready + delay
+            lead = None if q is None else (q.lead_time_days, q.lead_time_p90_days)
+            scenario = RunScenario(pt.time, o.accel.software, o.accel.cls, key, o.porting.delay_days, lead,
+                                   install_days(o.mode, o.accel.cls, a))
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
-                                 qid, cost + add, cash + add, key, port, barred))
+                                 qid, cost + add, cash + add, key, port, barred, scenario))
     return out
 
 
@@ -525,7 +535,11 @@ def undominated(w: WorkloadData, room: dict[str, int], pinned: bool = True) -> W
 def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int], exempt: str | None = None
                       ) -> list[WorkloadData]:
     """Every workload `undominated` (but `exempt`, whose candidates a why-not will filter by what they run on), each
-    with the room the others leave on every rented quote."""
+    with the room the others leave on every rented quote.
+
+    Not under `policy.deadline_confidence` (`relaxed` and `reduced` skip it then): a candidate no worse in its
+    planned days can be later in some scenarios (a less mature platform, another vendor's lead time), and the
+    timing rule's resource order depends on planned ends, so a shorter run can make another one wait for it."""
     most = _most_per_workload(workloads)
     total: dict[str, int] = {}
     for per in most:
@@ -558,7 +572,7 @@ def relaxed(data: ProgramData, enforced: set[str]) -> ProgramData:
     fits every quote's capacity it is the program's optimum (`solve/program.py` adds the quotes a plan overfills
     and solves again)."""
     capacity = {q: (n if q in enforced else 10 ** 9) for q, n in data.quote_capacity}
-    workloads = reduce_candidates(data.workloads, capacity)
+    workloads = list(data.workloads) if data.chance is not None else reduce_candidates(data.workloads, capacity)
     kept = tuple((q, n) for q, n in data.rented_capacity if q in enforced)
     return replace(data, workloads=tuple(workloads), rented_capacity=kept, lots=_lots_needed(data.lots, workloads))
 
@@ -604,7 +618,19 @@ def gathered(pp: ProgramProblem, policy_barred: bool = False) -> ProgramData:
     return ProgramData(tuple(workloads), tuple(lots), capacity, power, site.racks if site is not None else None,
                        quarters, pp.spec.budget.max_usd, pp.spec.budget.applies_to == "cash",
                        last if last is not None else calendar, calendar, pp.as_of, k, _kinks(pp.first), capacity,
-                       _objective(pp))
+                       _objective(pp), _chance(pp))
+
+
+def _chance(pp: ProgramProblem) -> ProgramChance | None:
+    """The program's chance constraints, when `policy.deadline_confidence` is set and a workload has a deadline."""
+    c = pp.spec.policy.deadline_confidence
+    if c is None or all(p.spec.schedule.deadline is None for _w, p in pp.workloads):
+        return None
+    problem = pp.first
+    a = problem.assumptions.values
+    leads = {q.id: (q.lead_time_days, q.lead_time_p90_days) for q in problem.catalog.quotes.values()
+             if q.mode == "buy"}
+    return ProgramChance(c, DrawnScenarios(Draws(a.uncertainty.seed, a.uncertainty.scenarios), a, leads))
 
 
 def _objective(pp: ProgramProblem) -> tuple[str, float]:
@@ -650,7 +676,8 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
     restricts them to some accelerator, system or quote, which dominance does not respect) and no capacity row for
     quotes no plan can fill."""
     capacity = dict(data.quote_capacity)
-    workloads = reduce_candidates(data.workloads, capacity, exempt)
+    workloads = list(data.workloads) if data.chance is not None else \
+        reduce_candidates(data.workloads, capacity, exempt)
     free = free_quotes(workloads, capacity)
     return replace(data, workloads=tuple(workloads),
                    rented_capacity=tuple((q, n) for q, n in data.quote_capacity if q not in free))

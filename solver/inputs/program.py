@@ -234,12 +234,6 @@ def _check_links(spec: ProgramSpec, src: Source) -> None:
         visit(wid, [])
 
 
-def _check_program_only(spec: ProgramSpec, src: Source) -> None:
-    if spec.policy.deadline_confidence is not None:
-        raise src.error(("policy", "deadline_confidence"), "a chance-constrained deadline is not supported in "
-                        "program files yet (each workload's deadline binds its planned schedule)")
-
-
 def _check_quote_rules(spec: ProgramSpec, src: Source, catalog: Catalog) -> None:
     """A rule that names a bought quote acts on the program's purchases of it (`rules.lot_allowed`): forbid or
     require it, testing nothing else. An adjustment cannot name one — the quote's lots serve several workloads,
@@ -340,7 +334,6 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
     _check_numbers(psrc, data, ())
     spec = validate(ProgramSpec, psrc)
     _check_links(spec, psrc)
-    _check_program_only(spec, psrc)
     as_of = spec.as_of or today
     # One ordinary problem (the first workload's) reads the catalogs; the others reuse what it read.
     quote_changes = tuple(c for c in changes if c.quote is not None)

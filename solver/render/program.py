@@ -27,8 +27,9 @@ LIMITATIONS = (
     "each workload runs on one option from start to finish (moving a run from rented to owned nodes mid-run is "
     "not modelled: it would need variable-size intervals)",
     "a reservation serves the workload it was made for (one term is not shared by several workloads)",
-    "the plan is chosen with deliveries at the lead-time confidence of the assumptions and expected run times "
-    "(no slip premium or chance constraint in the choice); `plan risk` takes the chosen plan apart by scenarios",
+    "the plan is chosen with deliveries at the lead-time confidence of the assumptions and expected run times, "
+    "with no slip premium (policy.deadline_confidence makes each deadline a chance constraint over `plan risk`'s "
+    "scenarios instead); `plan risk` takes the chosen plan apart by scenarios",
 )
 
 
@@ -128,6 +129,10 @@ def program_dict(rep: ProgramReport) -> dict[str, Any]:
                 "bound_usd": o.bound_units * 1000 if o.bound_units is not None else None}
         if rep.data.objective[0] != "cost":
             body["objective"] = objective_text(rep)
+        if rep.data.chance is not None:
+            body["deadline_confidence"] = {
+                "confidence": rep.data.chance.confidence, "scenarios": rep.data.chance.scenarios.n,
+                "met": [{"workload": w, "share": round(p, 4)} for w, p in rep.chances]}
     return {"schema_version": SCHEMA_VERSION, "problem": pp.spec.name, "as_of": pp.as_of.isoformat(),
             "status": o.status, "program": body, "explanation": _explanation(rep),
             "candidates": {"per_workload": {w.id: len(w.candidates) for w in rep.data.workloads},
@@ -197,6 +202,11 @@ def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
             f"(what is paid); porting once per stack: {ported}; program ends {d['finish']}."]
     if rep.data.objective[0] != "cost":
         out += [f"Objective: {objective_text(rep)}."]
+    if rep.data.chance is not None:
+        met = ", ".join(f"{w} {p:.1%}" for w, p in rep.chances)
+        out += [f"Deadline confidence {rep.data.chance.confidence:.0%}: each workload with a deadline meets it in at "
+                f"least that share of {rep.data.chance.scenarios.n:,} risk scenarios (the timing of `plan risk`): "
+                f"{met}."]
     return out
 
 

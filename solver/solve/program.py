@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..estimate.program import Candidate, LotQuote, ProgramData, relaxed
+from ..estimate.program_chance import CONFIDENCE_GROUP, LotAt, RunAt
 from ..model.program import ProgramModel, build_program_model, objective, objective_weight
 from .engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 
@@ -145,32 +146,72 @@ expression it minimises, or None for a feasibility check."""
 
 def lazily(data: ProgramData, engine: Engine, active: set[str] | None, goal: Goal | None, label: str,
            thorough: bool = False) -> tuple[Outcome, ProgramModel]:
-    """Solve with the `active` groups enforced (None: every group) and rented quotes' capacities added lazily: the
-    first model enforces none of them, so that candidates on different quotes dominate each other and the model is
-    small (`estimate.program.relaxed`); a plan that overfills a quote whose capacity is active adds it and the model
-    is solved again. An infeasible relaxed model proves the full one infeasible; the last plan fits every active
-    capacity, so its proof is a proof for the program. `thorough`: CP-SAT's full presolve (`Engine.solver`), for
-    the program's optimisation rather than the many small solves of an explanation."""
+    """Solve with the `active` groups enforced (None: every group), two kinds of constraints added lazily:
+    - rented quotes' capacities: the first model enforces none of them, so that candidates on different quotes
+      dominate each other and the model is small (`estimate.program.relaxed`); a plan that overfills a quote whose
+      capacity is active adds it (after `MAX_ROUNDS` of them, every capacity);
+    - with `policy.deadline_confidence` active, a plan that misses a deadline in too many scenarios adds its cuts
+      (`ProgramChance.learn`), at most `MAX_CHANCE_ROUNDS` times (then the answer is `unknown`, never a plan that
+      misses).
+    Each round's model is a relaxation of the program's, so an infeasible one proves the program infeasible, and a
+    plan that passes both checks is the program's optimum. `thorough`: CP-SAT's full presolve (`Engine.solver`),
+    for the program's optimisation rather than the many small solves of an explanation."""
     enforced: set[str] = set()
-    for round_ in range(MAX_ROUNDS):
-        small = build_program_model(relaxed(data, enforced))
+    every = {q for q, _ in data.quote_capacity}
+    capacity_rounds = chance_rounds = 0
+    while True:
+        small = build_program_model(relaxed(data, enforced), checking=goal is None)
         trial = fix_groups(small, sorted(g for g in small.literals if active is None or g in active))
         if goal is not None:
             goal(small, trial)
-        out = engine.solve(trial, label=f"{label} (round {round_ + 1})", thorough=thorough)
-        log.debug("%s round %d: %s, %d candidates, %d capacities", label, round_ + 1, out.status,
-                  sum(len(w.candidates) for w in small.data.workloads), len(enforced))
+        round_ = capacity_rounds + chance_rounds + 1
+        out = engine.solve(trial, label=f"{label} (round {round_})", thorough=thorough)
+        log.debug("%s round %d: %s, %d candidates, %d capacities, %d cuts", label, round_, out.status,
+                  sum(len(w.candidates) for w in small.data.workloads), len(enforced),
+                  len(data.chance.cuts) if data.chance else 0)
         if not out.has_solution:
             return out, small
-        over = overfilled(data, decode(small, out), active)
-        if not over:
+        plan = decode(small, out)
+        over = overfilled(data, plan, active)
+        if over and enforced != every:
+            capacity_rounds += 1
+            enforced = enforced | over if capacity_rounds < MAX_ROUNDS else every
+            continue
+        if not _misses(data, plan, active):
             return out, small
-        enforced |= over
-    full = build_program_model(data)
-    trial = fix_groups(full, sorted(g for g in full.literals if active is None or g in active))
-    if goal is not None:
-        goal(full, trial)
-    return engine.solve(trial, label=f"{label} (every capacity)", thorough=thorough), full
+        chance_rounds += 1
+        if chance_rounds >= MAX_CHANCE_ROUNDS:
+            log.info("%s: %d rounds of deadline-confidence cuts without a plan that meets them", label,
+                     chance_rounds)
+            return Outcome(UNKNOWN, out.solver), small
+
+
+MAX_CHANCE_ROUNDS = 40
+"""Most plans `lazily` simulates under `policy.deadline_confidence` before it answers `unknown`."""
+
+
+def _misses(data: ProgramData, plan: ProgramPlan, active: set[str] | None) -> list[str]:
+    """The workloads the plan makes miss their enforced deadline at the confidence (their cuts learnt); none when
+    the confidence is not enforced."""
+    chance = data.chance
+    if chance is None or (active is not None and CONFIDENCE_GROUP not in active):
+        return []
+
+    def on(gid: str | None) -> bool:
+        return gid is not None and (active is None or gid in active)
+
+    deadlines = {w.id: w.deadline_day for w in data.workloads
+                 if w.deadline_day is not None and on(w.deadline_group)}
+    after = {w.id: w.after for w in data.workloads if w.after and on(f"workloads.{w.id}.after")}
+    return chance.learn(*timed(plan), deadlines, after, {w.id: w.candidates for w in data.workloads})
+
+
+def timed(plan: ProgramPlan) -> tuple[list[RunAt], list[LotAt]]:
+    """The plan's runs and lots as the scenarios' timing rule reads them (`program_chance.py`)."""
+    runs = [RunAt(r.workload, r.candidate, r.start_day, r.end_day) for r in plan.runs]
+    lots = [LotAt(p.quote.quote, p.k, p.quote.system, p.order_day, p.delivered_day, p.quote.install_days)
+            for p in plan.purchases]
+    return runs, lots
 
 
 def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]:
@@ -200,4 +241,4 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
 
 
 __all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups", "decode",
-           "lazily", "overfilled", "power_profile", "date_of", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
+           "lazily", "overfilled", "power_profile", "date_of", "timed", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]

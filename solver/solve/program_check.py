@@ -15,10 +15,14 @@ import math
 from datetime import date, timedelta
 from typing import Any
 
+import numpy as np
+
 from ..errors import PlanCheckError
+from ..estimate.scenarios import wall_hours
+from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
 from ..inputs.program import ProgramProblem, quarter_of
 from ..inputs.rules import lot_allowed, option_attrs, program_run_hits
-from .program import ProgramPlan, Purchase
+from .program import ProgramPlan, Purchase, RunPlan
 
 TOL_USD = 1.0
 
@@ -224,8 +228,62 @@ def _money(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
     return bad
 
 
+def _confidence(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
+    """`policy.deadline_confidence`: each workload with a deadline meets it in at least ⌈c·N⌉ of the scenarios.
+    Its own walk over the runs in the order they start, from the draws (not the planner's `finishes` or its cuts):
+    a run starts on the latest of its planned day, its port, its rented capacity or the lots of its system usable by
+    its planned day (each no earlier than its planned delivery), the runs it follows, and the runs that ended
+    before it on the same quote or system; it lasts ⌈wall / 24⌉ days of its point's scenario wall time."""
+    c = pp.spec.policy.deadline_confidence
+    if c is None:
+        return []
+    a = pp.first.assumptions.values
+    cat = pp.first.catalog
+    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
+    need = math.ceil(round(c * draws.n, 9))
+
+    def lead(qid: str) -> np.ndarray:
+        q = cat.quotes[qid]
+        return np.ceil(lead_days(draws, qid, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
+                       - 1e-9)
+
+    finish: dict[str, np.ndarray] = {}
+    done: list[RunPlan] = []
+    for r in sorted(plan.runs, key=lambda r: (r.start_day, r.end_day, r.workload)):
+        cand, sc = r.candidate, r.candidate.scenario
+        if sc is None:
+            return [f"{r.workload}: no scenario data to check the deadline confidence"]
+        start = np.maximum(float(r.start_day), np.ceil(porting_days(draws, a, sc.port_key, sc.port_days) - 1e-9))
+        if cand.quote is not None:
+            start = np.maximum(start, np.ceil(lead(cand.quote) + sc.install_days - 1e-9))
+        for p in plan.purchases:
+            if cand.quote is None and p.quote.system == cand.system and p.usable_day <= r.start_day:
+                start = np.maximum(start, np.maximum(p.delivered_day, p.order_day + lead(p.quote.quote))
+                                   + p.quote.install_days)
+        after = pp.spec.workloads[pp.index_of(r.workload)].after
+        for o in done:
+            shared = o.candidate.quote == cand.quote and (cand.quote is not None or o.candidate.system == cand.system)
+            if o.workload in after or (shared and o.end_day <= r.start_day):
+                start = np.maximum(start, finish[o.workload])
+        wall = wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(draws, a, sc.software, sc.cls),
+                          draws.normal(f"interruptions:{r.workload}"), draws.uniform(f"interruptions:{r.workload}"))
+        finish[r.workload] = start + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
+        done.append(r)
+    bad = []
+    for wid, days in finish.items():
+        last = _dates(pp, wid)[1]
+        if last is None:
+            continue
+        met = int(np.count_nonzero(days <= (last - pp.as_of).days))
+        if met < need:
+            bad.append(f"{wid} meets its deadline {last} in {met / draws.n:.1%} of the scenarios, under "
+                       f"policy.deadline_confidence {c}")
+    return bad
+
+
 def program_violations(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
-    return _runs(pp, plan) + _lots(pp, plan) + _rules(pp, plan) + _daily(pp, plan) + _money(pp, plan)
+    return (_runs(pp, plan) + _lots(pp, plan) + _rules(pp, plan) + _daily(pp, plan) + _money(pp, plan)
+            + _confidence(pp, plan))
 
 
 def check_program(pp: ProgramProblem, plan: ProgramPlan) -> None:
