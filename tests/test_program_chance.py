@@ -209,3 +209,16 @@ def test_the_checker_refuses_a_plan_that_misses_at_the_confidence() -> None:
     strict = load_program(SMALL, sets + ["policy.deadline_confidence=0.9"], today=TODAY)
     bad = program_violations(strict, rep.outcome.plan)
     assert any("meets its deadline" in b and "deadline_confidence" in b for b in bad), bad
+
+
+def test_out_of_rounds_is_unknown_never_a_plan_that_misses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boundary program needs two cuts; allowed one round of them, the answer is `unknown` with no plan, and
+    the output says why (not the time limit)."""
+    import solver.solve.program as solving
+
+    monkeypatch.setattr(solving, "MAX_CHANCE_ROUNDS", 1)
+    pp = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-19"], today=TODAY)
+    out, _engine = optimise(program_data(pp), Limits(time_limit=30))
+    assert out.status == "unknown" and out.plan is None
+    rep = solve_program(pp, Limits(time_limit=30))
+    assert rep.outcome.plan is None and "missed a deadline at policy.deadline_confidence" in render_program(rep)

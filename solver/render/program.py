@@ -21,7 +21,7 @@ from ..inputs.saved import SCHEMA_VERSION
 from .diff import cause_text
 from .jsonout import quote_snapshot
 from ..model.program import rent_per_day
-from ..solve.program import ProgramPlan, power_profile
+from ..solve.program import MAX_CHANCE_ROUNDS, ProgramPlan, power_profile
 
 LIMITATIONS = (
     "each workload runs on one option from start to finish (moving a run from rented to owned nodes mid-run is "
@@ -253,6 +253,10 @@ def render_program(rep: ProgramReport) -> str:
                   f"${model * 1000 / 1e6:,.2f}M); no program costs less than ${o.bound_units * 1000 / 1e6:,.2f}M "
                   f"(proven bound; gap {gap:.1%}). With more time (--time-limit, --max-seconds) the answer may "
                   "change.", ""]
+    elif o.status == "unknown" and rep.data.chance is not None and not rep.out_of_time:
+        lines += [f"No program was found: either the time limit stopped a search (--time-limit), or "
+                  f"{MAX_CHANCE_ROUNDS} plans in a row missed a deadline at policy.deadline_confidence, each adding "
+                  "its cuts, without one that meets them all. Neither is a proof that no program exists.", ""]
     elif o.status == "unknown":
         lines += ["The time limit stopped the search before any program was found; with more time (--time-limit, "
                   "--max-seconds) one may be.", ""]

@@ -241,4 +241,5 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
 
 
 __all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups", "decode",
-           "lazily", "overfilled", "power_profile", "date_of", "timed", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
+           "lazily", "overfilled", "power_profile", "date_of", "timed",
+           "MAX_CHANCE_ROUNDS", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
