@@ -11,7 +11,7 @@ Stages, as subpackages; data and imports flow one way (tests/test_architecture.p
 - `solve`: the engine every CP-SAT call goes through, the per-pair pipeline, plans, the independent checker.
 - `answers`: conflicts, relaxations, why-not, sensitivity, history.
 - `render`: reports, JSON, diffs, files.
-`cli.py` parses, calls, renders. `errors` is shared by all stages.
+`cli.py` parses, calls, renders. `errors`, `collect` and `bisection` are shared by all stages.
 """
 
 __version__ = "0.2.0"

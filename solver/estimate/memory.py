@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..bisection import least_holding
 from ..inputs.assumptions import MemoryA
 
 GB = 1e9
@@ -148,14 +149,7 @@ def min_gpus(*, params: float, per_node: int, available_gb: float, method: str, 
 
     if not fits(limit):
         return None
-    lo, hi = 1, limit
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if fits(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return least_holding(1, limit, fits)
 
 
 def capacity_cards(total_bytes: float, memory_gb: float) -> int:

@@ -40,6 +40,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..bisection import least_holding
 from ..errors import InternalError
 from ..inputs.assumptions import Assumptions
 from .compute import TimeEstimate
@@ -475,9 +476,9 @@ class ProgramChance:
             return lambda o: misses(q, starts, {**orders, key: o})
 
         for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
-            starts[v] = _lowest(q[v].run.start, start_at(v))
+            starts[v] = least_holding(0, q[v].run.start, start_at(v))
         for lot in sorted({lot for x in q.values() for lot in x.lots}, key=lambda lot: (lot.quote, lot.k)):
-            orders[lot.quote, lot.k] = _lowest(lot.order, order_at((lot.quote, lot.k)))
+            orders[lot.quote, lot.k] = least_holding(0, lot.order, order_at((lot.quote, lot.k)))
         return ChanceCut(
             wid, deadline,
             tuple((v, self._no_earlier(q, v, candidates[v]), starts[v] if starts[v] > 0 else None) for v in sorted(q)),
@@ -529,19 +530,6 @@ def _without(x: Waits, kind: str, u: str) -> Waits:
 
 def _without_lot(x: Waits, lot: LotAt) -> Waits:
     return Waits(x.run, x.after, x.before, tuple(other for other in x.lots if other != lot))
-
-
-def _lowest(top: int, misses: Callable[[int], bool]) -> int:
-    """The least t in [0, top] at which the bound still misses (it misses at `top`, and missing never stops as t
-    rises)."""
-    lo, hi = 0, top
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if misses(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 __all__ = ["ChanceCut", "ProgramChance", "DrawnScenarios", "RunScenario", "RunAt", "LotAt", "Waits", "Scenarios",
