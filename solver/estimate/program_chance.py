@@ -246,11 +246,14 @@ def waits(runs: Sequence[RunAt], lots: Sequence[LotAt], after: Mapping[str, tupl
 
 
 def finishes(sc: Scenarios, plan: Mapping[str, Waits], starts: Mapping[str, int] | None = None,
-             orders: Mapping[tuple[str, int], int] | None = None) -> dict[str, np.ndarray]:
+             orders: Mapping[tuple[str, int], int] | None = None,
+             floors: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Each run's finish day per scenario (the timing rule), with some planned starts and lot order days replaced
-    (`starts`, `orders`: what a cut's bound tries). Edges to runs not in `plan` are not followed."""
+    (`starts`, `orders`: what a cut's bound tries), and some runs' finishes replaced by a floor (`floors`: the
+    earliest any of their candidates can finish). Edges to runs in neither are not followed."""
     starts = starts or {}
     orders = orders or {}
+    floors = floors or {}
     done: dict[str, np.ndarray] = {}
 
     def finish(wid: str) -> np.ndarray:
@@ -265,6 +268,8 @@ def finishes(sc: Scenarios, plan: Mapping[str, Waits], starts: Mapping[str, int]
         for u in x.after + x.before:
             if u in plan:
                 t = np.maximum(t, finish(u))
+            elif u in floors:
+                t = np.maximum(t, floors[u])
         got = done[wid] = t + sc.days(x.run.candidate)
         return got
 
@@ -448,10 +453,16 @@ class ProgramChance:
     def _cut(self, plan: Mapping[str, Waits], wid: str, deadline: int, candidates: Mapping[str, Sequence[Candidate]]
              ) -> ChanceCut:
         """The cut of a missing workload, lifted (module docstring): edges and lots dropped while the bound
-        still misses, then each start and order threshold lowered by bisection."""
+        still misses; runs upstream replaced by the earliest any of their candidates can finish (`_floor`: then the
+        cut names neither their candidate nor their start) while it still misses; then each start and order
+        threshold lowered by bisection."""
+        floors: dict[str, np.ndarray] = {}
+
         def misses(q: Mapping[str, Waits], starts: Mapping[str, int] | None = None,
-                   orders: Mapping[tuple[str, int], int] | None = None) -> bool:
-            return int(np.count_nonzero(finishes(self.scenarios, q, starts, orders)[wid] <= deadline)) < self.needed
+                   orders: Mapping[tuple[str, int], int] | None = None,
+                   floored: Mapping[str, np.ndarray] | None = None) -> bool:
+            done = finishes(self.scenarios, q, starts, orders, floors if floored is None else floored)
+            return int(np.count_nonzero(done[wid] <= deadline)) < self.needed
 
         q = _cone(plan, wid)
         for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
@@ -462,10 +473,18 @@ class ProgramChance:
                     trial = _cone({**q, v: _without(q[v], kind, u)}, wid)
                     if misses(trial):
                         q = trial
-            for lot in q[v].lots:
+            # the last lots first: a cut that keeps a quote's first lot holds for every plan buying any of its lots
+            for lot in sorted(q[v].lots, key=lambda lot: (lot.quote, -lot.k)):
                 trial = _cone({**q, v: _without_lot(q[v], lot)}, wid)
                 if misses(trial):
                     q = trial
+        for v in sorted(q, key=lambda v: (q[v].run.start, v)):
+            if v == wid or v not in q or any(v in x.before for x in q.values()):
+                continue
+            trial_floors = {**floors, v: self._floor(candidates[v])}
+            trial = _cone(q, wid, trial_floors)
+            if misses(trial, floored=trial_floors):
+                floors, q = trial_floors, trial
         starts: dict[str, int] = {}
         orders: dict[tuple[str, int], int] = {}
 
@@ -489,6 +508,13 @@ class ProgramChance:
             tuple(sorted({f"workloads.{v}.after" for v in q if q[v].after})))
 
 
+    def _floor(self, mine: Sequence[Candidate]) -> np.ndarray:
+        """The earliest a workload can finish in each scenario whatever the plan, its predecessors aside: over its
+        candidates, max(ready day, own readiness) + days (every run starts no earlier than its candidate's ready
+        day, a fact of the model)."""
+        sc = self.scenarios
+        return np.min(np.stack([np.maximum(sc.ready(c), c.ready_day) + sc.days(c) for c in mine]), axis=0)
+
     def _no_earlier(self, q: Mapping[str, Waits], v: str, mine: Sequence[Candidate]) -> tuple[Identity, ...]:
         """The candidates of `v` that make the bound miss wherever the plan's does: no earlier ready and no fewer
         days in any scenario, on the same resource when the bound relies on `v`'s resource order, on owned nodes
@@ -509,13 +535,14 @@ class ProgramChance:
         return tuple(sorted(out, key=lambda i: (i[0], i[1], i[2] or "", i[3], i[4])))
 
 
-def _cone(plan: Mapping[str, Waits], wid: str) -> dict[str, Waits]:
-    """The runs `wid`'s finish depends on (itself included)."""
+def _cone(plan: Mapping[str, Waits], wid: str, floored: Mapping[str, np.ndarray] | None = None
+          ) -> dict[str, Waits]:
+    """The runs `wid`'s finish depends on (itself included), not through runs `floored`."""
     out: dict[str, Waits] = {}
     todo = [wid]
     while todo:
         v = todo.pop()
-        if v in out or v not in plan:
+        if v in out or v not in plan or (floored is not None and v in floored):
             continue
         out[v] = plan[v]
         todo += [u for u in plan[v].after + plan[v].before if u in plan]
