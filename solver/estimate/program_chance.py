@@ -456,48 +456,17 @@ class ProgramChance:
         still misses; runs upstream replaced by the earliest any of their candidates can finish (`_floor`: then the
         cut names neither their candidate nor their start) while it still misses; then each start and order
         threshold lowered by bisection."""
+        bound = _Bound(self.scenarios, wid, deadline, self.needed)
+        q = bound.drop_edges_and_lots(_cone(plan, wid))
         floors: dict[str, np.ndarray] = {}
-
-        def misses(q: Mapping[str, Waits], starts: Mapping[str, int] | None = None,
-                   orders: Mapping[tuple[str, int], int] | None = None,
-                   floored: Mapping[str, np.ndarray] | None = None) -> bool:
-            done = finishes(self.scenarios, q, starts, orders, floors if floored is None else floored)
-            return int(np.count_nonzero(done[wid] <= deadline)) < self.needed
-
-        q = _cone(plan, wid)
-        for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
-            if v not in q:
-                continue
-            for kind in ("after", "before"):
-                for u in getattr(q[v], kind):
-                    trial = _cone({**q, v: _without(q[v], kind, u)}, wid)
-                    if misses(trial):
-                        q = trial
-            # the last lots first: a cut that keeps a quote's first lot holds for every plan buying any of its lots
-            for lot in sorted(q[v].lots, key=lambda lot: (lot.quote, -lot.k)):
-                trial = _cone({**q, v: _without_lot(q[v], lot)}, wid)
-                if misses(trial):
-                    q = trial
         for v in sorted(q, key=lambda v: (q[v].run.start, v)):
             if v == wid or v not in q or any(v in x.before for x in q.values()):
                 continue
             trial_floors = {**floors, v: self._floor(candidates[v])}
             trial = _cone(q, wid, trial_floors)
-            if misses(trial, floored=trial_floors):
+            if bound.misses(trial, floors=trial_floors):
                 floors, q = trial_floors, trial
-        starts: dict[str, int] = {}
-        orders: dict[tuple[str, int], int] = {}
-
-        def start_at(v: str) -> Callable[[int], bool]:
-            return lambda t: misses(q, {**starts, v: t})
-
-        def order_at(key: tuple[str, int]) -> Callable[[int], bool]:
-            return lambda o: misses(q, starts, {**orders, key: o})
-
-        for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
-            starts[v] = least_holding(0, q[v].run.start, start_at(v))
-        for lot in sorted({lot for x in q.values() for lot in x.lots}, key=lambda lot: (lot.quote, lot.k)):
-            orders[lot.quote, lot.k] = least_holding(0, lot.order, order_at((lot.quote, lot.k)))
+        starts, orders = bound.thresholds(q, floors)
         return ChanceCut(
             wid, deadline,
             tuple((v, self._no_earlier(q, v, candidates[v]), starts[v] if starts[v] > 0 else None) for v in sorted(q)),
@@ -506,7 +475,6 @@ class ProgramChance:
                          for lot in {lot for x in q.values() for lot in x.lots})),
             tuple(sorted((lot.quote, lot.k, v) for v in q for lot in q[v].lots)),
             tuple(sorted({f"workloads.{v}.after" for v in q if q[v].after})))
-
 
     def _floor(self, mine: Sequence[Candidate]) -> np.ndarray:
         """The earliest a workload can finish in each scenario whatever the plan, its predecessors aside: over its
@@ -533,6 +501,58 @@ class ProgramChance:
                                                   and bool(np.all(sc.days(other) >= days))):
                 out.append(identity(other))
         return tuple(sorted(out, key=lambda i: (i[0], i[1], i[2] or "", i[3], i[4])))
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """The bound a cut is lifted on: workload `wid`'s finish in the runs kept, against its deadline."""
+
+    scenarios: Scenarios
+    wid: str
+    deadline: int
+    needed: int
+
+    def misses(self, q: Mapping[str, Waits], starts: Mapping[str, int] | None = None,
+               orders: Mapping[tuple[str, int], int] | None = None,
+               floors: Mapping[str, np.ndarray] | None = None) -> bool:
+        done = finishes(self.scenarios, q, starts, orders, floors)
+        return int(np.count_nonzero(done[self.wid] <= self.deadline)) < self.needed
+
+    def drop_edges_and_lots(self, q: dict[str, Waits]) -> dict[str, Waits]:
+        """`q` without each edge and lot the bound still misses without (and the runs no longer upstream)."""
+        for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
+            if v not in q:
+                continue
+            for kind in ("after", "before"):
+                for u in getattr(q[v], kind):
+                    trial = _cone({**q, v: _without(q[v], kind, u)}, self.wid)
+                    if self.misses(trial):
+                        q = trial
+            # the last lots first: a cut that keeps a quote's first lot holds for every plan buying any of its lots
+            for lot in sorted(q[v].lots, key=lambda lot: (lot.quote, -lot.k)):
+                trial = _cone({**q, v: _without_lot(q[v], lot)}, self.wid)
+                if self.misses(trial):
+                    q = trial
+        return q
+
+    def thresholds(self, q: Mapping[str, Waits], floors: Mapping[str, np.ndarray]
+                   ) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
+        """Each run's start and each lot's order day lowered, one after the other, to the least at which the
+        bound still misses."""
+        starts: dict[str, int] = {}
+        orders: dict[tuple[str, int], int] = {}
+
+        def start_at(v: str) -> Callable[[int], bool]:
+            return lambda t: self.misses(q, {**starts, v: t}, None, floors)
+
+        def order_at(key: tuple[str, int]) -> Callable[[int], bool]:
+            return lambda o: self.misses(q, starts, {**orders, key: o}, floors)
+
+        for v in sorted(q, key=lambda v: (-q[v].run.start, v)):
+            starts[v] = least_holding(0, q[v].run.start, start_at(v))
+        for lot in sorted({lot for x in q.values() for lot in x.lots}, key=lambda lot: (lot.quote, lot.k)):
+            orders[lot.quote, lot.k] = least_holding(0, lot.order, order_at((lot.quote, lot.k)))
+        return starts, orders
 
 
 def _cone(plan: Mapping[str, Waits], wid: str, floored: Mapping[str, np.ndarray] | None = None
