@@ -44,5 +44,15 @@ class Model(cp_model.CpModel):
     def _add_pre_pep8_methods(self) -> None:
         return None
 
+    def clone(self) -> "Model":
+        """A copy as a `Model`: ortools' own `clone` makes a plain CpModel, whose aliases are bound methods of the
+        instance — a reference cycle. With collection paused for the command (`solver/collect.py`) every clone
+        then stayed in memory with its proto: an infeasible program's explanation, ~200 clones, peaked at 791 MB
+        where 261 MB sufficed."""
+        out = Model()
+        out.proto.copy_from(self.proto)
+        out.rebuild_constant_map()
+        return out
+
 
 __all__ = ["cp_model", "Model"]
