@@ -349,7 +349,7 @@ class ProgramChance:
         it can ever start; the minimum over candidates, as the plan may pick any), so a run after u starts no
         earlier than max_u L_u,s — a per-scenario readiness that makes F* smaller for a run whose predecessors are
         uncertain (the 200B run after a TPU bake-off whose port may take months)."""
-        key = (tuple((w.id, w.deadline_day, w.after, hash(tuple(w.candidates))) for w in workloads),
+        key = (tuple((w.id, w.deadline_day, w.after, tuple(w.candidates)) for w in workloads),
                tuple((lq.quote, lq.system, lq.lead_days, lq.install_days) for lq in lots))
         got = self._bounds.pop(key, None)
         if got is None:
