@@ -14,12 +14,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..estimate.program import Candidate, ProgramData, gathered, program_data, reduced
-from ..estimate.program_chance import waits
 from ..model.program import build_program_model
 from ..inputs.names import did_you_mean
 from ..inputs.program import ProgramProblem
 from ..solve.engine import INFEASIBLE, Limits
-from ..solve.program import ProgramOutcome, ProgramPlan, date_of, optimise, timed
+from ..solve.program import ProgramOutcome, ProgramPlan, date_of, optimise, plan_waits
 from ..solve.program_check import check_program
 from .history import input_changes
 from .program_explain import ProgramExplanation, explain, explain_widening
@@ -146,10 +145,8 @@ def chances(data: ProgramData, plan: ProgramPlan | None) -> tuple[tuple[str, flo
     """The share of scenarios in which each workload with a deadline meets it (`ProgramReport.chances`)."""
     if data.chance is None or plan is None:
         return ()
-    runs, lots = timed(plan)
-    after = {w.id: w.after for w in data.workloads}
     deadlines = {w.id: w.deadline_day for w in data.workloads if w.deadline_day is not None}
-    met = data.chance.met(waits(runs, lots, after), deadlines)
+    met = data.chance.met(plan_waits(data, plan), deadlines)
     return tuple((wid, met[wid] / data.chance.scenarios.n) for wid in sorted(met))
 
 

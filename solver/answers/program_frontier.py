@@ -19,9 +19,9 @@ import numpy as np
 from ..errors import InternalError
 from ..estimate.program import ProgramData, program_data
 from ..inputs.program import ProgramProblem
-from ..estimate.program_chance import finishes, waits
+from ..estimate.program_chance import finishes
 from ..solve.engine import OPTIMAL, UNKNOWN, Engine, Limits
-from ..solve.program import ProgramOutcome, ProgramPlan, decode, lazily, optimise, timed
+from ..solve.program import ProgramOutcome, ProgramPlan, decode, lazily, optimise, plan_waits
 from ..solve.program_check import check_program
 from .program import ProgramReport, chances
 
@@ -68,8 +68,7 @@ def _confident_range(data: ProgramData, cheapest: ProgramPlan, fastest: int, lim
     and that day: (first, last, first proven)."""
     chance = data.chance
     assert chance is not None
-    runs, lots = timed(cheapest)
-    done = finishes(chance.scenarios, waits(runs, lots, {w.id: w.after for w in data.workloads}))
+    done = finishes(chance.scenarios, plan_waits(data, cheapest))
     k = chance.needed
     last = max(int(np.partition(f, k - 1)[k - 1]) for f in done.values())
     lo, hi, proven = fastest - 1, last, True

@@ -35,12 +35,12 @@ import numpy as np
 
 from ..estimate.options import Option, Point, build_universe, node_cost_at, plan_fixed_cost_at
 from ..estimate.program import Candidate, LotQuote, held_tables, run_money
-from ..estimate.program_chance import DrawnScenarios, LotAt, RunAt, finishes, waits
+from ..estimate.program_chance import DrawnScenarios, finishes
 from ..estimate.scenarios import CostCurve, cvar, quantile, wall_kinks
 from ..estimate.uncertainty import Draws, price_factor
 from ..inputs.catalog import PRICE_FIELDS
 from ..inputs.program import ProgramProblem
-from ..solve.program import RunPlan
+from ..solve.program import RunPlan, plan_waits
 from .program import ProgramReport
 from .risk import LABEL, TORNADO_Z, UNFAVOURABLE, draws_for, histogram
 
@@ -184,10 +184,7 @@ def simulate(pp: ProgramProblem, report: ProgramReport, draws: Draws, prepared: 
     sc = DrawnScenarios(draws, a, {p.quote.quote: (cat.quotes[p.quote.quote].lead_time_days,
                                                    cat.quotes[p.quote.quote].lead_time_p90_days)
                                    for p in plan.purchases})
-    runs = [RunAt(r.run.workload, r.run.candidate, r.run.start_day, r.run.end_day) for r in prepared.runs]
-    lots = [LotAt(p.quote.quote, p.k, p.quote.system, p.order_day, p.delivered_day, p.quote.install_days)
-            for p in plan.purchases]
-    finish = finishes(sc, waits(runs, lots, {w.id: w.after for w in report.data.workloads}))
+    finish = finishes(sc, plan_waits(report.data, plan))
     cost = np.zeros(draws.n)
     for run in prepared.runs:
         c = run.run.candidate

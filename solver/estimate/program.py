@@ -553,6 +553,12 @@ def reduce_candidates(workloads: Sequence[WorkloadData], capacity: dict[str, int
     return out
 
 
+def _undominated(data: ProgramData, capacity: dict[str, int], exempt: str | None = None) -> list[WorkloadData]:
+    """`reduce_candidates` of the program's workloads, unless a deadline confidence makes dominance unsound (see
+    there)."""
+    return list(data.workloads) if data.chance is not None else reduce_candidates(data.workloads, capacity, exempt)
+
+
 def hardware_floor(data: ProgramData, c: Candidate) -> float:
     """Dollars the bought lots cost at least if `c` runs on owned nodes: n nodes delivered before it starts and held
     until the program ends (at least its days plus installation), at the cheapest quote's held-days cost (which
@@ -572,7 +578,7 @@ def relaxed(data: ProgramData, enforced: set[str]) -> ProgramData:
     fits every quote's capacity it is the program's optimum (`solve/program.py` adds the quotes a plan overfills
     and solves again)."""
     capacity = {q: (n if q in enforced else 10 ** 9) for q, n in data.quote_capacity}
-    workloads = list(data.workloads) if data.chance is not None else reduce_candidates(data.workloads, capacity)
+    workloads = _undominated(data, capacity)
     kept = tuple((q, n) for q, n in data.rented_capacity if q in enforced)
     return replace(data, workloads=tuple(workloads), rented_capacity=kept, lots=_lots_needed(data.lots, workloads))
 
@@ -676,8 +682,7 @@ def reduced(data: ProgramData, exempt: str | None = None) -> ProgramData:
     restricts them to some accelerator, system or quote, which dominance does not respect) and no capacity row for
     quotes no plan can fill."""
     capacity = dict(data.quote_capacity)
-    workloads = list(data.workloads) if data.chance is not None else \
-        reduce_candidates(data.workloads, capacity, exempt)
+    workloads = _undominated(data, capacity, exempt)
     free = free_quotes(workloads, capacity)
     return replace(data, workloads=tuple(workloads),
                    rented_capacity=tuple((q, n) for q, n in data.quote_capacity if q not in free))

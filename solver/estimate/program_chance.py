@@ -167,16 +167,18 @@ class DrawnScenarios:
             port = porting_days(self.draws, self.assumptions, sc.port_key, sc.port_days)
             got = np.ceil(port - 1e-9).astype(np.int32)
             if c.quote is not None and sc.lead is not None:
-                lead = np.ceil(lead_days(self.draws, c.quote, sc.lead[0], sc.lead[1],
-                                         self.assumptions.lead_time_cap_quantile) - 1e-9)
+                lead = self._whole_lead(c.quote, *sc.lead)
                 got = np.maximum(got, np.ceil(lead + sc.install_days - 1e-9).astype(np.int32))
             self._ready[key] = got
         return got
 
     def lead(self, quote: str) -> np.ndarray:
+        """A bought quote's lead time per scenario, whole days."""
+        return self._whole_lead(quote, *self.quote_leads[quote])
+
+    def _whole_lead(self, quote: str, p50: float, p90: float | None) -> np.ndarray:
         got = self._lead.get(quote)
         if got is None:
-            p50, p90 = self.quote_leads[quote]
             got = self._lead[quote] = np.ceil(lead_days(self.draws, quote, p50, p90,
                                                         self.assumptions.lead_time_cap_quantile)
                                               - 1e-9).astype(np.int32)

@@ -15,7 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..estimate.program import Candidate, LotQuote, ProgramData, relaxed
-from ..estimate.program_chance import CONFIDENCE_GROUP, LotAt, RunAt
+from ..estimate.program_chance import CONFIDENCE_GROUP, LotAt, RunAt, Waits, waits
 from ..model.program import ProgramModel, build_program_model, objective, objective_weight
 from .engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 
@@ -214,6 +214,12 @@ def timed(plan: ProgramPlan) -> tuple[list[RunAt], list[LotAt]]:
     return runs, lots
 
 
+def plan_waits(data: ProgramData, plan: ProgramPlan) -> dict[str, Waits]:
+    """What each run of the plan waits for in the scenarios, every precedence of the program kept (what `plan risk`,
+    the reported shares and the frontier's dates read)."""
+    return waits(*timed(plan), {w.id: w.after for w in data.workloads})
+
+
 def optimise(data: ProgramData, limits: Limits) -> tuple[ProgramOutcome, Engine]:
     """The cheapest plan over the candidates with every group enforced (`lazily`), and the engine whose limits
     and clock an explanation continues with."""
@@ -241,5 +247,5 @@ def power_profile(data: ProgramData, plan: ProgramPlan) -> list[tuple[int, float
 
 
 __all__ = ["RunPlan", "Purchase", "ProgramPlan", "ProgramOutcome", "optimise", "fix_groups", "decode",
-           "lazily", "overfilled", "power_profile", "date_of", "timed",
+           "lazily", "overfilled", "power_profile", "date_of", "timed", "plan_waits",
            "MAX_CHANCE_ROUNDS", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN"]
