@@ -242,3 +242,31 @@ def test_a_dearer_faster_purchase_is_kept_only_for_earlier_starts(tmp_path: Path
         assert reducer.dropped(pt) == want, (pt.n, pt.days, latest, cheap, fast, first)
         seen.add(frozenset(want))
     assert len(seen) >= 2, "the deadline should split the points"
+
+
+def test_slip_column_is_slip_units_at_every_start() -> None:
+    """The presolve's slip matrix stops evaluating a quote's premium once its allowance reaches the lead time's cap;
+    every entry must still be the premium priced in full at that start (zero past the cap, as
+    `cost.expected_excess_days` says), for bought quotes ordered just in time or on their last day and for rented
+    ones."""
+    from solver.estimate.delivery import allowance_with, slip_for
+    from solver.estimate.options import build_universe
+    from solver.model.money import units
+    from solver.model.timing import slip_column, timing
+
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml", ["rules=[]"])
+    universe = build_universe(problem)
+    starts = list(range(0, universe.horizon, 7))
+    checked = zero_tail = 0
+    for o in universe.options:
+        for q in o.quotes:
+            for delay in (0, 30):
+                t = timing(problem, o, q)
+                column = slip_column(problem, t, starts, delay, 1000)
+                a = problem.assumptions.values
+                full = [units(slip_for(q, a, a.money, allowance_with(q, f, delay, t.offset, t.install, t.order_by)),
+                              1000) for f in starts]
+                assert column == full, q.id
+                checked += 1
+                zero_tail += column[-1] == 0 and any(column)
+    assert checked > 100 and zero_tail > 10

@@ -71,3 +71,19 @@ def test_refusals_are_one_line(text: str, message: str, line: int | None) -> Non
     assert message in str(exc.value)
     if line is not None:
         assert exc.value.line == line
+
+
+def test_fast_paths_read_what_pyyaml_reads() -> None:
+    """Keys repeated over many maps (read without resolving their tag again) and plain numbers (read by one
+    pattern, not the resolver's list) must give PyYAML's values, including its YAML 1.1 corner cases: an exponent
+    without a sign is text, a leading zero is octal, `yes` as a key is the boolean's text."""
+    values = ["1.0e5", "1.0e+5", "0123", "+12", "-0.5", "1_000", "1.", ".5", "12", "0", "-0", "2027-03-01",
+              "'7'", "yes", "~", "x1", "1e3", "3.25E-2"]
+    text = "items:\n" + "".join(f"- {{id: q{k}, price: {v}, yes: {v}, 'lead': {v}}}\n" for k, v in enumerate(values))
+    text += "".join(f"- id: r{k}\n  price: {v}\n  'yes': {v}\n" for k, v in enumerate(values))
+    src = parse_text(text, "t.yaml")
+    assert src.data == _str_keys(yaml.safe_load(text))
+    assert src.lines[("items", len(values) + 1, "price")] == 1 + len(values) + 3 + 2
+    with pytest.raises(InputError) as exc:
+        parse_text("- {id: a, price: 1}\n- {id: b, price: 2, price: 3}\n", "t.yaml")
+    assert "duplicate key 'price'" in str(exc.value) and exc.value.line == 2

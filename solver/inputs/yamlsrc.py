@@ -42,6 +42,9 @@ _SCALAR_TAGS = {
     "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
 }
 _MAP_TAG = "tag:yaml.org,2002:map"
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
@@ -128,8 +131,28 @@ def catalog_file_limit() -> int:
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
+"""Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign)."""
+MAX_CACHED_TEXTS = 100_000
+"""Most distinct scalar texts whose tag is remembered: bounds the cache on a file of unique values."""
 MAX_DEPTH = 200
 """Deepest nesting of maps and lists read: a problem is a few levels deep; this refuses a hostile file at once."""
+
+
+def _child(parent: PathT, key: str | int | None) -> PathT:
+    return parent if key is None else parent + (key,)
+
+
+def _plain_number_tag(text: str) -> str | None:
+    """The tag PyYAML's resolver gives a plain decimal int or float without underscores, found by one regular
+    expression instead of the resolver's list (a quote file has a distinct price on every line); None for anything
+    else, which the resolver then decides."""
+    if _PLAIN_INT.match(text):
+        return _INT_TAG
+    if _PLAIN_FLOAT.match(text):
+        return _FLOAT_TAG
+    return None
 
 
 def _line(event: Any) -> int:
@@ -172,6 +195,9 @@ class _Builder:
         self.resolved: dict[str, str] = {}
         """Tag of each plain scalar text seen (the resolver's regular expressions run once per distinct text)."""
         self.anchored = 0
+        self.plain_keys: set[str] = set()
+        """Plain (unquoted, untagged) key texts already read as strings: the next occurrence of one is a key
+        without resolving its tag again (a quote file repeats the same dozen keys 100,000 times)."""
         """Anchored maps and lists open: only then are lines also kept in order (a file without anchors keeps one
         record per path, not two)."""
 
@@ -192,17 +218,34 @@ class _Builder:
         root: list[Any] = []
         documents = 0
         get_event, scalar_event = loader.get_event, yaml.ScalarEvent
+        plain_keys, resolved, lines, budget = self.plain_keys, self.resolved, self.lines, self.budget
         while True:
             event: Any = get_event()
             if type(event) is scalar_event and stack and stack[-1].is_map and event.anchor is None:
+                # The common case, inlined: a scalar key or value in a map.
                 top = stack[-1]
+                mark = event.start_mark
+                line = mark.line + 1 if mark is not None else 0
+                self.count += 1
+                if self.count > budget:
+                    self._count(0, line)
+                text = event.value
                 if top.key is None:
-                    top.key = self._key(event, top)
+                    if event.tag is None and text in plain_keys and text not in top.value:
+                        path = top.path + (text,)
+                        lines[path] = line
+                        if self.anchored:
+                            self.order.append((path, line))
+                        top.key = text
+                    else:
+                        self.count -= 1
+                        top.key = self._key(event, top)
                     continue
                 # a map's scalar value: its path's line is its key's, recorded with the key
-                line = _line(event)
-                self._count(1, line)
-                top.value[top.key] = self._scalar(event, top.path + (top.key,), line)
+                if event.tag is None and (not event.implicit[0] or resolved.get(text) == _STR_TAG):
+                    top.value[top.key] = text
+                else:
+                    top.value[top.key] = self._scalar(event, top.path, top.key, line)
                 top.key = None
                 continue
             if isinstance(event, yaml.StreamEndEvent):
@@ -243,7 +286,7 @@ class _Builder:
                 stack.append(_Frame({} if is_map else [], path, event.anchor, self.count - 1,
                                     len(self.order) - 1))
                 continue
-            value = self._scalar(event, path, line)
+            value = self._scalar(event, path[:-1], path[-1] if path else None, line)
             if event.anchor is not None:
                 self.anchors[event.anchor] = (value, 1, [((), line)])
             self._place(value, parent, root)
@@ -295,7 +338,9 @@ class _Builder:
                 raise InputError("YAML merge keys (<<) are not supported; write the keys out", file=self.file,
                                  line=line, path=path_str(parent.path))
             self._count(1, line)
-            key = self._scalar(event, parent.path + ("<key>",), line)
+            key = self._scalar(event, parent.path, "<key>", line)
+            if tag == _STR_TAG and event.implicit[0] and len(self.plain_keys) < MAX_CACHED_TEXTS:
+                self.plain_keys.add(key)
         if not isinstance(key, (str, int, float, bool)) or key is None:
             raise InputError("mapping keys must be plain scalars", file=self.file, line=line,
                              path=path_str(parent.path))
@@ -320,42 +365,45 @@ class _Builder:
         if event.tag not in (None, "!"):
             return str(event.tag)
         if not event.implicit[0]:
-            return "tag:yaml.org,2002:str"  # quoted: a string, as the resolver says
+            return _STR_TAG  # quoted: a string, as the resolver says
         text = event.value
         tag = self.resolved.get(text)
         if tag is None:
-            tag = str(self.constructor.resolve(yaml.ScalarNode, text, event.implicit))
-            if len(self.resolved) < 100_000:
+            tag = _plain_number_tag(text) or str(self.constructor.resolve(yaml.ScalarNode, text, event.implicit))
+            if len(self.resolved) < MAX_CACHED_TEXTS:
                 self.resolved[text] = tag
         return tag
 
-    def _scalar(self, event: Any, path: PathT, line: int) -> Any:
+    def _scalar(self, event: Any, parent: PathT, key: str | int | None, line: int) -> Any:
+        """The value of a scalar at `parent + (key,)` (the path is made only for an error message)."""
+        if event.tag is None and not event.implicit[0]:
+            return event.value  # quoted: a string, as the resolver says
         tag = self._tag_of(event)
+        text = event.value
+        if tag == _STR_TAG:
+            return text
         if tag not in _SCALAR_TAGS:
             raise self._tag_error(tag, line)
-        text = event.value
-        if tag == "tag:yaml.org,2002:str":
-            return text
-        if tag == "tag:yaml.org,2002:int" and _INT.match(text):
+        if tag == _INT_TAG and _INT.match(text):
             return int(text)
-        if tag == "tag:yaml.org,2002:float" and _FLOAT.match(text):
+        if tag == _FLOAT_TAG and _FLOAT.match(text):
             value: Any = float(text)
         elif tag == "tag:yaml.org,2002:timestamp" and _DATE.match(text):
             try:
                 return date.fromisoformat(text)
             except ValueError as exc:
                 raise InputError(f"cannot read value {text!r}: {exc}", file=self.file, line=line,
-                                 path=path_str(path)) from None
+                                 path=path_str(_child(parent, key))) from None
         else:
             node = yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
             try:
                 value = self.constructor.construct_object(node, deep=True)
             except (yaml.YAMLError, ValueError) as exc:
                 raise InputError(f"cannot read value {text!r}: {exc}", file=self.file, line=line,
-                                 path=path_str(path)) from None
+                                 path=path_str(_child(parent, key))) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"expected a finite number, got {text!r}", file=self.file, line=line,
-                             path=path_str(path))
+                             path=path_str(_child(parent, key)))
         return value
 
     def _tag_error(self, tag: str, line: int) -> InputError:

@@ -47,7 +47,7 @@ from ..estimate.options import Option, Point, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
 from .money import COARSE_UNIT
-from .timing import Timing, candidates, delay_sums, rule_delays, slip_units, timing, wait_of
+from .timing import Timing, candidates, delay_sums, rule_delays, slip_column, slip_units, timing, wait_of
 
 if TYPE_CHECKING:
     from ..estimate.chance import ChanceModel
@@ -148,8 +148,8 @@ class PointReducer:
             if p.assumptions.values.money.delay_cost_usd_per_day <= 0:
                 got = np.zeros((len(starts), len(self.quotes)), dtype=np.int64)
             else:
-                got = np.array([[slip_units(p, t, f, delay, self.unit) for t in self.timings()] for f in starts],
-                               dtype=np.int64)
+                got = np.array([slip_column(p, t, starts, delay, self.unit) for t in self.timings()],
+                               dtype=np.int64).reshape(len(self.quotes), len(starts)).T.copy()
             self._slip_rows[delay] = got
         return got
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..errors import InputError
+from ..estimate.cost import lead_cap
 from ..estimate.delivery import allowance_with, install_days, order_by_day, ready_offset, slip_for, wait_days
 from ..estimate.options import Option, Point
 from ..inputs.catalog import Quote
@@ -37,6 +39,9 @@ class Timing:
     offset: int
     order_by: int | None
     install: float
+    cap: float = math.inf
+    """The allowance from which the slip premium is zero: the lead time's cap (`cost.lead_cap`; its p50 when
+    certain). Premiums past it are not evaluated — most of a marketplace option's (quote, start) pairs."""
     premiums: dict[tuple[float, int], int] = field(default_factory=dict, compare=False, repr=False)
     """Slip premiums already priced, by (allowance, money unit): a bought quote ordered just in time has the same
     allowance at every planned start, so the lognormal tail is evaluated once, not once per start."""
@@ -49,13 +54,21 @@ class Timing:
 def timing(problem: Problem, o: Option, q: Quote) -> Timing:
     a = problem.assumptions.values
     return Timing(q, o.accel.cls, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of),
-                  install_days(q.mode, o.accel.cls, a))
+                  install_days(q.mode, o.accel.cls, a), _lead_cap(q.lead_time_days, q.lead_time_p90_days,
+                                                                  a.lead_time_cap_quantile))
+
+
+@lru_cache(maxsize=1 << 16)
+def _lead_cap(p50: float, p90: float | None, cap_quantile: float) -> float:
+    return lead_cap(p50, p90, cap_quantile)
 
 
 def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -> int:
     """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units:
     `delivery.quote_slip` with the quote's offset and installation taken from `t`."""
     allowance = allowance_with(t.quote, start, delay, t.offset, t.install, t.order_by)
+    if allowance >= t.cap:
+        return 0  # `cost.expected_excess_days` is 0 from the cap on
     key = (allowance, unit)
     got = t.premiums.get(key)
     if got is None:
@@ -63,6 +76,18 @@ def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -
         got = units(slip_for(t.quote, a, a.money, allowance), unit)
         t.premiums[key] = got
     return got
+
+
+def slip_column(problem: Problem, t: Timing, starts: list[int], delay: int, unit: int) -> list[int]:
+    """`slip_units` at each of `starts` (ascending). The allowance never falls as the start moves later (rented
+    capacity is ordered at `delay`; bought, just in time or on its last valid day), so from the first start whose
+    allowance reaches the cap every premium is 0 and none is evaluated."""
+    out = [0] * len(starts)
+    for k, f in enumerate(starts):
+        if allowance_with(t.quote, f, delay, t.offset, t.install, t.order_by) >= t.cap:
+            break
+        out[k] = slip_units(problem, t, f, delay, unit)
+    return out
 
 
 def wait_of(t: Timing, start: int) -> int:
