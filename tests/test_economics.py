@@ -10,16 +10,25 @@ from __future__ import annotations
 import json
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import solver.answers.frontier as frontier_mod
 from cli import main
 from solver.answers.frontier import frontier, with_deadline
 from solver.answers.report import solve_and_explain
 from solver.errors import InputError
 from solver.inputs.problem import load_problem
-from solver.solve.pipeline import SolveSettings, solve_problem
+from solver.solve.pipeline import SolveSettings, prepare, solve_problem
+
+from test_optimality import _load as optimality_load
+from test_optimality import extra_quotes, problems
+from test_reduce import _load as reduce_load
+from test_reduce import cases as reduce_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = SolveSettings(alternatives=False)
@@ -182,3 +191,44 @@ def test_catalog_flags_quotes_that_expire_within_30_days() -> None:
         days = (q.valid_until - date(2026, 12, 1)).days
         flagged = rows[qid]["valid to"].endswith("d!)")
         assert flagged == (0 <= days <= 30), (qid, rows[qid]["valid to"])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.one_of(reduce_cases(), st.tuples(problems(), extra_quotes())), st.sampled_from([1, 7, 30]),
+       st.sampled_from([(30, 120, 365), (1, 2, 4), (0,)]))
+def test_the_cheaper_neighbour_searched_in_windows_is_the_unheld_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[dict[str, Any], list[dict[str, Any]]],
+        earlier: int, windows: tuple[int, ...]) -> None:
+    """The cheaper neighbour's search holds the finish near the chosen plan's first and widens (`frontier._windows`):
+    on random problems, with windows wide or so narrow that most pairs must widen, it finds the same finish and cost
+    as the search without any limit, and the plan it shows is proven by two ε-constraint solves (by its finish
+    nothing is cheaper; a day earlier nothing beats the chosen plan's cost). The deadline is set `earlier` days
+    before the cheapest plan's finish, so that plan (or a better one) is a cheaper neighbour."""
+    problem, quotes = case
+    policy = {k: v for k, v in problem["policy"].items() if k != "deadline_confidence"}  # checked by ε-constraints
+    load = reduce_load if problem["name"] == "reduce" else optimality_load
+    loose = load({**problem, "objective": "cost", "policy": policy}, quotes, tmp_path)
+    cheapest = solve_problem(frontier_mod.without_deadline(loose), QUICK).plan
+    if cheapest is None or cheapest.finish - timedelta(days=earlier) <= loose.earliest_start:
+        return
+    p = with_deadline(loose, cheapest.finish - timedelta(days=earlier))
+    settings_ = SolveSettings()
+    ctx = prepare(p, settings_)
+    result = solve_problem(p, settings_, ctx)
+    if result.plan is None:
+        return
+    monkeypatch.setattr(frontier_mod, "WINDOWS", windows)
+    held = frontier_mod.cheaper_neighbour(ctx, result)
+    monkeypatch.setattr(frontier_mod, "_windows", lambda *a: [None])
+    free = frontier_mod.cheaper_neighbour(ctx, result)
+    assert (held is None) == (free is None)
+    if held is None or free is None:   # then the deadline costs nothing (at the model's money unit)
+        assert result.plan.total_cost <= cheapest.total_cost + ctx.unit
+        return
+    assert (held.finish, round(held.cost)) == (free.finish, round(free.cost))
+    assert held.cost < result.plan.total_cost and held.finish > result.plan.finish
+    at = solve_problem(with_deadline(p, held.finish), QUICK)
+    assert at.plan is not None and at.plan.total_cost == pytest.approx(held.cost)
+    earlier_plan = solve_problem(with_deadline(p, held.finish - timedelta(days=1)), QUICK).plan
+    assert earlier_plan is None or earlier_plan.total_cost >= result.plan.total_cost - 1.0

@@ -174,9 +174,22 @@ def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
                and e.reasons and all(r.group is not None and r.group != DEADLINE for r in e.reasons)}
     problem = ctx.problem
     free = without_deadline(problem, "time")
-    universe = dataclasses.replace(ctx.universe, deadline_day=None)   # the same points, the finish date free
-    sub = prepare(free, ctx.settings, estimates=ctx.estimates, unit=ctx.unit, engine=ctx.engine, universe=universe)
+    contexts: dict[int | None, Context] = {}
+
+    def context(window: int | None) -> Context:
+        """The problem without its deadline, or with the finish held to `window` (a day)."""
+        if window not in contexts:
+            p = free if window is None else free.with_changes(
+                [Change(("schedule", "deadline"), (problem.as_of + timedelta(days=window)).isoformat(),
+                        _origin(f"finish window {window} days"))])
+            universe = dataclasses.replace(ctx.universe, deadline_day=window)   # the same points
+            contexts[window] = prepare(p, ctx.settings, estimates=ctx.estimates, unit=ctx.unit, engine=ctx.engine,
+                                       universe=universe)
+        return contexts[window]
+
+    sub = context(None)
     cap = units(chosen.total_cost, ctx.unit) - 1
+    chosen_day = (chosen.finish - problem.as_of).days
 
     # Branch and bound over pairs: each pair's earliest possible finish among its points that could cost less; pairs
     # in that order, and none whose earliest finish is after the best plan found. The cap bounds every plan's cost,
@@ -188,7 +201,12 @@ def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
     for first, pair in firsts:
         if best is not None and first > best[0]:
             break
-        out = solve_pair(sub, sub.universe.subset(pair), cap, tie_break=False, cost_cap=cap)
+        for window in _windows(first, chosen_day, best[0] if best else None, sub.universe.horizon,
+                               problem.spec.policy.deadline_confidence is None):
+            c = context(window)
+            out = solve_pair(c, c.universe.subset(pair), cap, tie_break=False, cost_cap=cap)
+            if out.status != "infeasible" or window is None or best is not None:
+                break
         proven = proven and out.status in (OPTIMAL, "infeasible")
         if out.plan is not None and out.objective is not None and (
                 best is None or ((out.plan.finish - problem.as_of).days, out.plan.total_cost, pair) <
@@ -197,6 +215,28 @@ def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
     if best is None or best[2].total_cost >= chosen.total_cost:
         return None
     return _point(problem, best[2], proven)
+
+
+WINDOWS = (30, 120, 365)
+"""Days after the chosen plan's finish (or a pair's earliest finish, if later) to which the cheaper neighbour's search
+first holds the finish, widening in turn, then unheld."""
+
+
+def _windows(first: int, chosen: int, best: int | None, horizon: int, allowed: bool) -> list[int | None]:
+    """The finish limits under which a pair is searched for the cheaper neighbour, in order.
+
+    Minimising the finish, a plan found with finish ≤ w is optimal without the limit as well: every plan the limit
+    leaves out finishes later. A limited model is much smaller with a marketplace catalog — no planned start, wait or
+    slip step past w, no quote too late for w — so the search first holds the finish near the chosen plan's and
+    widens only when the pair has no plan within it. Once a plan is known, a pair is searched only up to its finish
+    (a pair that has nothing by then cannot beat it), which is also a proof. Without the limits when the problem has
+    a deadline confidence (a deadline would bring its chance constraint back)."""
+    if not allowed:
+        return [None]
+    if best is not None:
+        return [best] if best < horizon else [None]
+    base = max(first, chosen)
+    return [w for w in (base + d for d in WINDOWS) if w < horizon] + [None]
 
 
 def _first_finish(ctx: Context, screen: Screen, pair: str, cap: int) -> int | None:
