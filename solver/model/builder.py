@@ -159,19 +159,21 @@ class _Builder:
             if len(o.quotes) == 1:
                 self._single_quote(o, idx)
                 continue
-            among, unusable = self._usable(o, idx, protect, usable) if reduce else (None, [frozenset()] * len(idx))
-            dropped, at = self.screen.reduction(o, [self.points[i] for i in idx], self.unit, protect,
-                                                every_limit=self.guard == "fixed", among=among) if reduce \
-                else (set(), [])
-            considered = o.quotes if among is None else among
-            if among is not None:
-                dropped = dropped | ({q.id for q in o.quotes} - {q.id for q in among})
-            for q in o.quotes:
-                self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if q.id not in dropped else zero
+            among, usable_at = self._usable(o, idx, protect, usable) if reduce else (None, None)
+            kept = self.screen.reduction(o, [self.points[i] for i in idx], self.unit, protect,
+                                         every_limit=self.guard == "fixed", among=among) if reduce else None
+            if kept is None:
+                everywhere = np.ones(len(o.quotes), dtype=bool) if among is None else among
+                kept = [everywhere] * len(idx)
+            needed = np.logical_or.reduce(kept) if kept else np.zeros(len(o.quotes), dtype=bool)
+            modelled = needed.tolist()
+            for q, m in zip(o.quotes, modelled, strict=True):
+                self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if m else zero
             for k, i in enumerate(idx):
-                self._split(o, i, considered, (dropped | at[k] if at else dropped) | unusable[k])
-            for q in o.quotes:
-                if q.id in dropped:
+                here = kept[k] if usable_at is None else kept[k] & usable_at[k]
+                self._split(o, i, [o.quotes[j] for j in np.flatnonzero(here)])
+            for q, m in zip(o.quotes, modelled, strict=True):
+                if not m:
                     self.x[q.id] = 0
                     continue
                 xq = sum(v for i in idx if (v := self.y.get((q.id, i))) is not None)
@@ -181,18 +183,17 @@ class _Builder:
                 self.m.add(self.u[q.id] <= self.sel[o.id])
 
     def _usable(self, o: Option, idx: list[int], protect: frozenset[str], usable: Usable | None
-                ) -> tuple[tuple[Quote, ...] | None, list[frozenset[str]]]:
-        """(the quotes some point of a big option can use, and protected ones; per point those of them it cannot
-        use), or (None, nothing) when all are modelled: small options, elastic models. `usable` must hold for every
+                ) -> tuple[np.ndarray | None, list[np.ndarray] | None]:
+        """(a mask of the quotes some point of a big option can use, and protected ones; per point, those it can
+        use), or (None, None) when all are modelled: small options, elastic models. `usable` must hold for every
         solve of the model: optimisation (every group enforced), or one solve under a known set of groups."""
         if usable is None or self.elastic or len(o.quotes) < REFINE_FROM:
-            return None, [frozenset()] * len(idx)
+            return None, None
         masks = [usable(self.points[i]) for i in idx]
         union = np.logical_or.reduce(masks) | np.array([q.id in protect for q in o.quotes])
         if union.all():
-            return None, [frozenset()] * len(idx)
-        among = tuple(q for q, keep in zip(o.quotes, union.tolist(), strict=True) if keep)
-        return among, [frozenset(o.quotes[j].id for j in np.flatnonzero(union & ~m)) for m in masks]
+            return None, None
+        return union, masks
 
     def _single_quote(self, o: Option, idx: list[int]) -> None:
         q = o.quotes[0]
@@ -206,15 +207,13 @@ class _Builder:
             self.cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
             self.cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
 
-    def _split(self, o: Option, i: int, quotes: Sequence[Quote], dropped: set[str] | frozenset[str]) -> None:
-        """Point i's nodes over the quotes not dropped there (`y[q, i]`; a dropped quote has no entry)."""
+    def _split(self, o: Option, i: int, quotes: Sequence[Quote]) -> None:
+        """Point i's nodes over the quotes modelled there (`y[q, i]`; a quote dropped there has no entry)."""
         pt, unit = self.points[i], self.unit
         self.cost_terms.append(units(pt.fixed.total_cost, unit) * self.z[i])
         self.cash_terms.append(units(pt.fixed.total_cash, unit) * self.z[i])
         share = []
         for q in quotes:
-            if q.id in dropped:
-                continue
             v = self.m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
             self.y[(q.id, i)] = v
             share.append(v)
@@ -255,8 +254,10 @@ class _Builder:
         floors: list[Any] = [self.earliest_term, sum(o.ready_day * self.sel[o.id] for o in self.options) + delay]
         for o in self.options:
             for q in o.quotes:
+                if isinstance(self.u[q.id], int) or self.u[q.id] is self.zero:
+                    continue
                 rd = option_quote_ready(q, o, self.a)
-                if rd > 0 and not isinstance(self.u[q.id], int) and self.u[q.id] is not self.zero:
+                if rd > 0:
                     floors.append(rd * self.u[q.id] + delay)
         for f in floors:
             m.add(self.planned >= f)

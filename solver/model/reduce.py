@@ -173,14 +173,21 @@ class PointReducer:
         return got
 
     def dropped(self, pt: Point) -> frozenset[str]:
-        """The quotes point `pt` never needs: R1 where its exact conditions hold, then R2 on the rest."""
+        """The quotes point `pt` never needs (`kept`'s complement, by id)."""
+        kept = set(self.kept(pt).tolist())
+        return frozenset(q.id for k, q in enumerate(self.quotes) if k not in kept)
+
+    def kept(self, pt: Point) -> np.ndarray:
+        """The positions (in `quotes`, ascending) of the quotes point `pt` may need: R1 where its exact conditions
+        hold, then R2 on the rest, drop the others. Positions, not ids: with a marketplace catalog a point keeps a
+        few of thousands of quotes, and the model is built from the few."""
         cost, cash = (self._per_node(pt, view) for view in (False, True))
         gone = np.zeros(len(self.quotes), dtype=bool)
         if self.exact:
             gone = self._alone_pareto(pt, cost, cash)
         if self.chance is None:
             gone |= self._covered_at(pt, cost, cash, gone)
-        return frozenset(q.id for q, g in zip(self.quotes, gone, strict=True) if g)
+        return np.flatnonzero(~gone)
 
     def _per_node(self, pt: Point, cash: bool) -> np.ndarray:
         """Each quote's per-node cost (or cash) at `pt`: t0 + price × t1 of its price key, the floats of `PerNode`."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..estimate.chance import ChanceModel, chance_model
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
@@ -85,7 +87,7 @@ class Screen:
         self._chance: list[ChanceModel | None] = []
         self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None], PointReducer | None] = {}
         self._kept: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None], int],
-                         frozenset[str]] = {}
+                         np.ndarray] = {}
         """The quotes each point keeps, per reducer (the few kept, not the many dropped: with a marketplace catalog
         the dropped sets of every point of every pair would hold most quotes many times over)."""
 
@@ -317,30 +319,30 @@ class Screen:
         return self._violations.get(pt.key)
 
     def reduction(self, o: Option, pts: list[Point], unit: int, protect: frozenset[str] = frozenset(), *,
-                  every_limit: bool = True, among: tuple[Quote, ...] | None = None
-                  ) -> tuple[set[str], list[frozenset[str]]]:
-        """(quotes no point of `pts` needs, the quotes each point never needs): the presolve of `reduce.py`, its
-        per-point answers kept (the pipeline builds a pair's model over growing sets of the same points). `among`:
-        the quotes the model has, when not all of the option's (`reduce.reducer_for`)."""
-        key = (o.id, unit, protect, every_limit, None if among is None else frozenset(q.id for q in among))
+                  every_limit: bool = True, among: np.ndarray | None = None) -> list[np.ndarray] | None:
+        """Per point of `pts`, which of the option's quotes the presolve of `reduce.py` keeps there (a mask over
+        `o.quotes`); None when it keeps them all. Its per-point answers are kept (the pipeline builds a pair's model
+        over growing sets of the same points). `among`: a mask of the quotes the model has, when not all of the
+        option's (`reduce.reducer_for`); the presolve then looks only at them."""
+        subset = None if among is None else tuple(q for q, keep in zip(o.quotes, among.tolist(), strict=True)
+                                                  if keep)
+        key = (o.id, unit, protect, every_limit, None if subset is None else frozenset(q.id for q in subset))
         if key not in self._reducers:
             self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
-                                              chance=self.chance, among=among)
+                                              chance=self.chance, among=subset)
         reducer = self._reducers[key]
         if reducer is None:
-            return set(), [frozenset()] * len(pts)
-        ids = frozenset(q.id for q in (o.quotes if among is None else among))
-        at = []
+            return None
+        at = np.arange(len(o.quotes)) if among is None else np.flatnonzero(among)
+        out = []
         for pt in pts:
             kept = self._kept.get((key, pt.n))
             if kept is None:
-                kept = ids - reducer.dropped(pt)
-                self._kept[(key, pt.n)] = kept
-            at.append(ids - kept)
-        everywhere = set(ids)
-        for gone in at:
-            everywhere &= gone
-        return everywhere, at
+                kept = self._kept[(key, pt.n)] = at[reducer.kept(pt)]
+            mask = np.zeros(len(o.quotes), dtype=bool)
+            mask[kept] = True
+            out.append(mask)
+        return out
 
 
 def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:

@@ -13,6 +13,7 @@ three charge the same integers.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -51,7 +52,34 @@ class Timing:
         return self.quote.mode == "buy"
 
 
+MAX_CACHED_PROBLEMS = 4
+"""Problems whose quotes' timings are kept (least recently used out): the solve, its explanations and the
+frontier's what-ifs of one command."""
+_CACHES: "OrderedDict[int, tuple[Problem, dict[tuple[str, str], Timing]]]" = OrderedDict()
+
+
 def timing(problem: Problem, o: Option, q: Quote) -> Timing:
+    """The quote's timing within option `o` of `problem`, made once per problem: the presolve, the bounds, the
+    model and its cost ceiling all ask for the same quotes, and share the premiums each has priced. A problem is
+    immutable, so an option and a quote id name one timing; the entry also holds the quote itself, and one made for
+    another object of the same id is made again."""
+    entry = _CACHES.get(id(problem))
+    if entry is None or entry[0] is not problem:
+        entry = (problem, {})
+        _CACHES[id(problem)] = entry
+        while len(_CACHES) > MAX_CACHED_PROBLEMS:
+            _CACHES.popitem(last=False)
+    elif next(reversed(_CACHES)) != id(problem):
+        _CACHES.move_to_end(id(problem))
+    cache = entry[1]
+    key = (o.id, q.id)
+    got = cache.get(key)
+    if got is None or got.quote is not q:
+        got = cache[key] = _timing(problem, o, q)
+    return got
+
+
+def _timing(problem: Problem, o: Option, q: Quote) -> Timing:
     a = problem.assumptions.values
     return Timing(q, o.accel.cls, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of),
                   install_days(q.mode, o.accel.cls, a), _lead_cap(q.lead_time_days, q.lead_time_p90_days,
