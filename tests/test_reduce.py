@@ -270,3 +270,41 @@ def test_slip_column_is_slip_units_at_every_start() -> None:
                 checked += 1
                 zero_tail += column[-1] == 0 and any(column)
     assert checked > 100 and zero_tail > 10
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from(["budget.max_usd", "schedule.deadline", None]), st.sampled_from(["cost", "cash",
+                                                                                                 "finish"]))
+def test_r1_in_explanation_models_keeps_every_minimum(tmp_path: Path, case: tuple[dict[str, Any], list[dict[str, Any]]],
+                                                      dropped: str | None, quantity: str) -> None:
+    """An explanation model solved once under a known set of groups uses R1 when they enforce all it relies on
+    (`reduce.r1_holds`: one fabric per job, every capacity, the earliest start, every rule). A budget's or a
+    deadline's relaxation is such a set: with that group dropped, the minimum cost, cash or finish of each pair is
+    the same as over every quote at every point (`reduce=False`), and so is feasibility."""
+    from solver.model.builder import build
+    from solver.model.reduce import r1_holds
+
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    for pair in ctx.universe.pairs():
+        sub = ctx.universe.subset(pair)
+        skeleton = build(p, sub, ctx.screen, ctx.unit, guard="assume", reduce=False)
+        active = frozenset(g for g in skeleton.lits if g != dropped)
+
+        def usable(pt: Any, groups: frozenset[str] = active) -> Any:
+            return ctx.bounds.usable(pt, groups)
+
+        values = []
+        for reduce in (True, False):
+            b = build(p, sub, ctx.screen, ctx.unit, guard="assume", reduce=reduce, active=active if reduce else None,
+                      usable=usable if reduce else None)
+            b.model.add_assumptions([b.lits[g] for g in active if g in b.lits])
+            expr = {"cost": b.cost, "cash": b.cash, "finish": b.finish}[quantity]
+            b.model.minimize(expr)
+            out = ctx.engine.solve(b.model, label="r1-explain")
+            assert out.status in ("optimal", "infeasible"), out.status
+            values.append(out.value(expr) if out.has_solution else None)
+        assert values[0] == values[1], (pair, dropped, quantity, values,
+                                        [r1_holds(p, o, active) for o in sub.options])

@@ -427,7 +427,7 @@ class PairOracle:
         def step(keep: set[tuple[str, int]], _last: Step[Minimum] | None) -> Step[Minimum]:
             b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
                       cuts=self.ctx.cuts.get(pair, ()), protect=self.protect,
-                      usable=lambda pt: self.ctx.bounds.usable(pt, act))
+                      usable=lambda pt: self.ctx.bounds.usable(pt, act), active=frozenset(act))
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits], quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
 

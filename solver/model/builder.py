@@ -41,6 +41,7 @@ from .cpsat import Model, cp_model
 from .groups import Group, GroupKind, capacity_group
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
+from .reduce import r1_holds
 from .screening import PRETRAINING, Screen, preemptible_forbidden
 from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of, wait_units
 
@@ -81,8 +82,10 @@ class _Builder:
     """The state shared by the constraint-family helpers while one model is built."""
 
     def __init__(self, problem: Problem, universe: Universe, screen: Screen, unit: int, guard: Guard,
-                 elastic: bool, points: list[Point]) -> None:
+                 elastic: bool, points: list[Point], active: frozenset[str] | None = None) -> None:
         self.problem = problem
+        self.active = active
+        """The groups the model will be solved under, when it is solved under one known set only (see `build`)."""
         self.spec = problem.spec
         self.a = problem.assumptions.values
         self.universe = universe
@@ -160,8 +163,10 @@ class _Builder:
                 self._single_quote(o, idx)
                 continue
             among, usable_at = self._usable(o, idx, protect, usable) if reduce else (None, None)
+            alone_exact = self.active is not None and r1_holds(self.problem, o, self.active)
             kept = self.screen.reduction(o, [self.points[i] for i in idx], self.unit, protect,
-                                         every_limit=self.guard == "fixed", among=among) if reduce else None
+                                         every_limit=self.guard == "fixed", among=among,
+                                         alone_exact=alone_exact) if reduce else None
             if kept is None:
                 everywhere = np.ones(len(o.quotes), dtype=bool) if among is None else among
                 kept = [everywhere] * len(idx)
@@ -687,7 +692,7 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
           cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
           cuts: Sequence[ChanceCut] = (), reduce: bool = True, groups_only: bool = False,
-          usable: Usable | None = None) -> Built:
+          usable: Usable | None = None, active: frozenset[str] | None = None) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
@@ -696,11 +701,12 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     `protect` are never dropped as dominated (a why-not question forces them to be used); `reduce=False` models
     every quote at every point (the reduction's tests compare both); `usable` leaves out, at each point of a big
     option, the quotes no plan there can use (optimisation models only); `groups_only` leaves out the delivery timing,
-    which makes no group (a skeleton built to list the groups, never solved).
+    which makes no group (a skeleton built to list the groups, never solved); `active`, for an explanation model
+    solved once under exactly those groups, lets the presolve use what they enforce (`reduce.r1_holds`).
     """
     prune = (guard == "fixed") if prune is None else prune
     points = model_points(universe, screen, prune=prune, keep=keep)
-    b = _Builder(problem, universe, screen, unit, guard, elastic, points)
+    b = _Builder(problem, universe, screen, unit, guard, elastic, points, None if elastic else active)
     b.add_selection(protect, reduce, usable)
     b.add_fabrics()
     b.add_schedule()

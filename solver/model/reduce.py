@@ -33,7 +33,8 @@ and among the quotes that meet it the Pareto argument of R1 holds unchanged.
 
 Explanation models (`every_limit=False`, any group may be switched off) use R2 without (b), and the slip margin
 from the earliest day any floor allows: both hold whatever groups are active, so a conflict or a relaxation found on
-the reduced model is one of the full model.
+the reduced model is one of the full model. An explanation model solved once under known groups that enforce all R1
+relies on (`r1_holds`: a budget's or a deadline's relaxation, with everything else enforced) uses R1 too.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ import numpy as np
 from ..estimate.delivery import order_by_day
 from ..estimate.options import Option, Point, option_quote_ready
 from ..inputs.problem import Problem
-from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids
+from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
+from .groups import capacity_group
 from .money import COARSE_UNIT
 from .timing import Timing, candidates, delay_sums, rule_delays, slip_column, slip_units, timing, wait_of
 
@@ -56,11 +58,13 @@ if TYPE_CHECKING:
 
 def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[str] = frozenset(),
                 every_limit: bool = True, chance: "ChanceModel | None" = None,
-                among: "tuple[Quote, ...] | None" = None) -> "PointReducer | None":
+                among: "tuple[Quote, ...] | None" = None, alone_exact: bool = False) -> "PointReducer | None":
     """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
     a rule that tests the plan's cost, a rule that can lower it, a deadline confidence where R1 does not apply.
     `among` limits it to some of the option's quotes, when the model has no others (the rest cannot be used at any
-    of its points): the argument then holds for the problem with those quotes alone, whose plans are the model's."""
+    of its points): the argument then holds for the problem with those quotes alone, whose plans are the model's.
+    `alone_exact`: an explanation model solved under groups that enforce everything R1 relies on (`r1_holds`), so R1
+    applies to it as to optimisation."""
     rules = problem.spec.rules
     quotes = o.quotes if among is None else among
     if len(quotes) < 2 or any(r.when.cost is not None for r in rules) or \
@@ -68,7 +72,23 @@ def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[st
         return None
     if chance is not None and not (every_limit and problem.spec.policy.max_fabrics == 1 and o.mode != "buy"):
         return None
-    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes, chance=chance)
+    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes, chance=chance,
+                        alone_exact=alone_exact)
+
+
+def r1_holds(problem: Problem, o: Option, active: "frozenset[str]") -> bool:
+    """Whether a model solved with exactly the groups `active` enforced meets R1's premises for option `o`: one
+    fabric per job (`policy.max_fabrics` of 1, enforced), every quote's capacity enforced (a plan alone on a quote
+    holds at most its nodes), the earliest start enforced when there is one (a plan's planned start, hence its slip
+    premium, is its floor), and every rule enforced (the delays and surcharges R1 prices apply). The budget, the
+    deadline, the site and the other limits do not enter R1: it compares plans at one point on cost, cash, floor and
+    estimate, and drops only what another plan beats on all four."""
+    spec = problem.spec
+    earliest = spec.schedule.earliest_start
+    return spec.policy.max_fabrics == 1 and o.mode != "buy" and "policy.max_fabrics" in active \
+        and (earliest is None or (earliest - problem.as_of).days <= 0 or "schedule.earliest_start" in active) \
+        and all(rule_group(r.name) in active for r in spec.rules) \
+        and all(capacity_group(q.id) in active for q in o.quotes)
 
 
 class PointReducer:
@@ -80,7 +100,8 @@ class PointReducer:
     """
 
     def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool,
-                 quotes: "tuple[Quote, ...] | None" = None, chance: "ChanceModel | None" = None) -> None:
+                 quotes: "tuple[Quote, ...] | None" = None, chance: "ChanceModel | None" = None,
+                 alone_exact: bool = False) -> None:
         a = problem.assumptions.values
         self.problem, self.o, self.unit, self.every_limit, self.chance = problem, o, unit, every_limit, chance
         spec = problem.spec
@@ -97,7 +118,7 @@ class PointReducer:
         self.cap = np.array([q.max_nodes for q in qs])
         self.least = np.array([q.min_nodes for q in qs])
         self.alone = np.array([fabric_count[q.fabric_id] == 1 for q in qs])
-        self.exact = every_limit and spec.policy.max_fabrics == 1 and o.mode != "buy"
+        self.exact = (every_limit or alone_exact) and spec.policy.max_fabrics == 1 and o.mode != "buy"
         self.slip_margin = _largest_premium(problem, o, every_limit, self.quotes)
         self._slips: dict[int, np.ndarray] = {}
         self._better: np.ndarray | None = None

@@ -85,8 +85,9 @@ class Screen:
         self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
-        self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None], PointReducer | None] = {}
-        self._kept: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None], int],
+        self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None, bool],
+                             PointReducer | None] = {}
+        self._kept: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None, bool], int],
                          np.ndarray] = {}
         """The quotes each point keeps, per reducer (the few kept, not the many dropped: with a marketplace catalog
         the dropped sets of every point of every pair would hold most quotes many times over)."""
@@ -319,17 +320,19 @@ class Screen:
         return self._violations.get(pt.key)
 
     def reduction(self, o: Option, pts: list[Point], unit: int, protect: frozenset[str] = frozenset(), *,
-                  every_limit: bool = True, among: np.ndarray | None = None) -> list[np.ndarray] | None:
+                  every_limit: bool = True, among: np.ndarray | None = None, alone_exact: bool = False
+                  ) -> list[np.ndarray] | None:
         """Per point of `pts`, which of the option's quotes the presolve of `reduce.py` keeps there (a mask over
         `o.quotes`); None when it keeps them all. Its per-point answers are kept (the pipeline builds a pair's model
         over growing sets of the same points). `among`: a mask of the quotes the model has, when not all of the
         option's (`reduce.reducer_for`); the presolve then looks only at them."""
         subset = None if among is None else tuple(q for q, keep in zip(o.quotes, among.tolist(), strict=True)
                                                   if keep)
-        key = (o.id, unit, protect, every_limit, None if subset is None else frozenset(q.id for q in subset))
+        key = (o.id, unit, protect, every_limit, None if subset is None else frozenset(q.id for q in subset),
+               alone_exact)
         if key not in self._reducers:
             self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
-                                              chance=self.chance, among=subset)
+                                              chance=self.chance, among=subset, alone_exact=alone_exact)
         reducer = self._reducers[key]
         if reducer is None:
             return None
