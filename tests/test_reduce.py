@@ -308,3 +308,27 @@ def test_r1_in_explanation_models_keeps_every_minimum(tmp_path: Path, case: tupl
             values.append(out.value(expr) if out.has_solution else None)
         assert values[0] == values[1], (pair, dropped, quantity, values,
                                         [r1_holds(p, o, active) for o in sub.options])
+
+
+def test_a_what_ifs_universe_read_from_its_pairs_quotes_alone_is_the_same() -> None:
+    """A what-if of one option (an unpriced quote priced, a quote re-priced) builds its universe from that option's
+    accelerator's quotes only, with the original problem's horizon as a floor (`build_universe(horizon_floor=)`):
+    its options, points and calendar horizon must be those of the universe read from every quote."""
+    from solver.answers.unpriced import priced
+    from solver.estimate.options import build_universe
+
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml")
+    full = build_universe(problem)
+    checked = 0
+    for q in full.unpriced:
+        base = priced(problem, q, 1000.0)
+        accel = base.catalog.systems[q.system].accelerator
+        pairs = {f"{accel}/{o.offer}" for o in build_universe(base).options if o.accel.id == accel}
+        whole = build_universe(base, only_pairs=pairs)
+        read = build_universe(base, only_pairs=pairs, horizon_floor=full.horizon)
+        assert read.horizon == whole.horizon == build_universe(base).horizon
+        assert [(o.id, [q.id for q in o.quotes], [(pt.n, pt.days, pt.workable) for pt in o.points])
+                for o in read.options] == [(o.id, [q.id for q in o.quotes], [(pt.n, pt.days, pt.workable)
+                                                                          for pt in o.points]) for o in whole.options]
+        checked += bool(read.options)
+    assert checked >= 1

@@ -200,7 +200,7 @@ def _fast_predicate(wn: WhyNot, full: Result, repriced: Callable[[float], Proble
     def holds(price: float) -> bool:
         log.info("break-even search: %s at %.2f", pair, price)
         ctx = prepare(repriced(price), wn.settings, estimates=wn.estimates, only_pairs={pair}, unit=unit,
-                      engine=wn.ctx.engine)
+                      engine=wn.ctx.engine, horizon_floor=wn.ctx.universe.horizon)
         out = solve_pair(ctx, ctx.universe, ctx.cost_hi(), tie_break=True)
         return out.plan is not None and uses_quote(out.plan) and ranks_first(out.plan)
     return holds

@@ -55,7 +55,8 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
     base = priced(problem, q, step)
     cat = base.catalog
     pair = f"{cat.systems[q.system].accelerator}/{offer_of(q)}"
-    sub = prepare(base, settings, estimates=ctx.estimates, only_pairs={pair}, unit=ctx.unit, engine=ctx.engine)
+    sub = prepare(base, settings, estimates=ctx.estimates, only_pairs={pair}, unit=ctx.unit, engine=ctx.engine,
+                  horizon_floor=ctx.universe.horizon)
     wn = WhyNot(base, settings, ctx=sub, main=result)
     options = [o for o in sub.universe.options if any(x.id == q.id for x in o.quotes)]
     out["ready"] = _ready(wn, options, q)

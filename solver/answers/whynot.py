@@ -140,7 +140,7 @@ class WhyNot:
             problem = problem.with_quote(qid, {PRICE_FIELDS[problem.catalog.quotes[qid].mode]: price},
                                          origin="break-even search")
         ctx = prepare(problem, self.settings, estimates=self.estimates, only_pairs=t.pairs, unit=self.ctx.unit,
-                      engine=self.ctx.engine)
+                      engine=self.ctx.engine, horizon_floor=self.ctx.universe.horizon)
         hi = ctx.cost_hi()
         forced = forcing([o for o in ctx.universe.options if o.id in t.ids], t.quote)
         protect = frozenset({t.quote}) if t.quote else frozenset()

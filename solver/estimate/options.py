@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Generic, TypeVar
@@ -397,18 +397,24 @@ def recent(store: dict[K, dict[Any, V]], key: K, limit: int) -> dict[Any, V]:
 
 
 def build_universe(problem: Problem, *, allow_expired: bool = False, only_pairs: set[str] | None = None,
-                   estimates: EstimateCache | None = None) -> Universe:
+                   estimates: EstimateCache | None = None, horizon_floor: int | None = None) -> Universe:
     """All options and their points (see module docstring), sorted by id.
 
     `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option); `estimates`
     carries memory and time estimates between builds of problems that differ only in quotes (see `EstimateCache`).
+    `horizon_floor`, with `only_pairs`: the horizon of a problem that differs from this one only in quotes of those
+    pairs' accelerators (re-priced, or an unpriced one priced). The calendar horizon is a maximum over the usable
+    quotes (`calendar_horizon`), so this problem's is the larger of that one and its pairs' own: only the quotes of
+    the pairs' accelerators are read — a what-if of one option over a marketplace catalog reads a few thousand
+    quotes, not all of them. Such a universe lists expired, early and unpriced quotes, and accelerators without a
+    quote, for those accelerators only.
     """
     with collect.paused():
-        return _build_universe(problem, allow_expired, only_pairs, estimates)
+        return _build_universe(problem, allow_expired, only_pairs, estimates, horizon_floor)
 
 
 def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] | None,
-                    estimates: EstimateCache | None) -> Universe:
+                    estimates: EstimateCache | None, horizon_floor: int | None = None) -> Universe:
     spec, cat, a = problem.spec, problem.catalog, problem.assumptions.values
     w = spec.workload
     as_of = problem.as_of
@@ -424,7 +430,13 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
     expired: list[Quote] = []
     early: list[Quote] = []
     unpriced: list[Quote] = []
-    for qid in sorted(cat.quotes):
+    accels: set[str] | None = None
+    ids: Iterable[str] = cat.quotes
+    if only_pairs is not None and horizon_floor is not None:
+        accels = {p.partition("/")[0] for p in only_pairs}
+        systems = {sid for sid, s in cat.systems.items() if s.accelerator in accels}
+        ids = [qid for qid, q in cat.quotes.items() if q.system in systems]
+    for qid in sorted(ids):
         q = cat.quotes[qid]
         if q.not_yet_quoted(as_of):
             early.append(q)
@@ -438,10 +450,12 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
     ready_days = [quote_ready_day(q, cat.accelerators[cat.systems[q.system].accelerator].cls, q.mode, a)
                   for q in usable]
     horizon = calendar_horizon(problem, usable, ready_days)
+    if accels is not None and horizon_floor is not None:
+        horizon = max(horizon, horizon_floor)
 
     static: list[Excluded] = []
     quoted_accels = {cat.systems[s].accelerator for (s, _m, _o) in by_option}
-    for acc_id in sorted(cat.accelerators):
+    for acc_id in sorted(cat.accelerators if accels is None else accels & set(cat.accelerators)):
         if acc_id not in quoted_accels:
             static.append(Excluded(acc_id, None, None, _unquoted_reason(acc_id, problem, expired, early, unpriced)))
 

@@ -150,7 +150,7 @@ def check_references(spec: ProblemSpec, src: Source, cat: Catalog) -> None:
 def _check_work(problem: Problem) -> None:
     """The number of points the estimates will create, bounded before any of them is made (see MAX_POINTS)."""
     counts = len(problem.assumptions.values.node_grid.counts())
-    options = len({(q.system, q.mode) for q in problem.catalog.quotes.values()})
+    options = len(problem.catalog.offer_counts)
     if counts * options > MAX_POINTS:
         raise problem.source.error(("risk", "node_grid"), f"{counts:,} node counts x {options:,} catalog options = "
                                    f"{counts * options:,} estimates; at most {MAX_POINTS:,} (use a coarser "

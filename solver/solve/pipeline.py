@@ -107,18 +107,20 @@ class Context:
 @collect.paused()
 def prepare(problem: Problem, settings: SolveSettings | None = None, *, estimates: EstimateCache | None = None,
             only_pairs: set[str] | None = None, unit: int | None = None, engine: Engine | None = None,
-            universe: Universe | None = None) -> Context:
+            universe: Universe | None = None, horizon_floor: int | None = None) -> Context:
     """Estimate every point of the problem and set up screening, bounds and the engine.
 
     `estimates` shares memory/time estimates between re-priced problems; `only_pairs` builds only some pairs;
     `unit` fixes the money unit (a re-priced problem is compared with the original at the original's unit);
     `engine` reuses the command's engine; `universe` is one already built for a problem whose points are the same
-    (only its schedule differs: the points do not depend on the deadline)."""
+    (only its schedule differs: the points do not depend on the deadline); `horizon_floor` (with `only_pairs`) is
+    the calendar horizon of a problem that differs from this one only in those pairs' quotes
+    (`build_universe`)."""
     settings = settings or SolveSettings()
     estimates = shared_estimates(problem) if estimates is None else estimates
     if universe is None:
         universe = build_universe(problem, allow_expired=settings.allow_expired, only_pairs=only_pairs,
-                                  estimates=estimates)
+                                  estimates=estimates, horizon_floor=horizon_floor)
     unit = unit or money_unit(universe)
     screen = Screen(problem, universe)
     log.info("estimated %d options, %d points", len(universe.options), sum(len(o.points) for o in universe.options))
