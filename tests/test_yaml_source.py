@@ -87,3 +87,29 @@ def test_fast_paths_read_what_pyyaml_reads() -> None:
     with pytest.raises(InputError) as exc:
         parse_text("- {id: a, price: 1}\n- {id: b, price: 2, price: 3}\n", "t.yaml")
     assert "duplicate key 'price'" in str(exc.value) and exc.value.line == 2
+
+
+def _expected_lines(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    """Every path's line from PyYAML's own node graph: a map entry's is its key's, a list item's its own."""
+    out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            out[path + (str(key.value),)] = key.start_mark.line + 1
+            _expected_lines(value, path + (str(key.value),), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            _expected_lines(value, path + (i,), out)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "catalogs").rglob("*.yaml"))[:4] + [ROOT / "constraints" /
+                                                                                    "datacenter.yaml"],
+                         ids=lambda p: p.name)
+def test_every_path_has_the_line_pyyaml_gives_it(path: Path) -> None:
+    """The reader keeps map keys' lines per map (`Lines`): every path of a file, and only those, must have the line
+    PyYAML's node graph gives it."""
+    text = path.read_text(encoding="utf-8")
+    want: dict[tuple[Any, ...], int] = {}
+    _expected_lines(yaml.compose(text, Loader=yaml.SafeLoader), (), want)
+    got = parse_text(text, path.name).lines
+    assert dict(got.items()) == want
+    assert len(got) == len(want) and all(p in got for p in want) and ("no", "such") not in got
