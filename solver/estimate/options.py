@@ -316,9 +316,24 @@ def offer_of(q: Quote) -> str:
     return q.mode
 
 
+_READY: dict[tuple[int, str, int], tuple[Quote, Assumptions, int]] = {}
+MAX_READY_CACHED = 1_000_000
+"""Most (quote, class, assumptions) readiness days kept: the screen, the bounds, the presolve and the model each ask
+for every quote of a marketplace option's; a few hundred thousand entries are tens of MB."""
+
+
 def quote_ready_day(q: Quote, accel_class: str, mode: str, a: Assumptions) -> int:
-    """Days after as_of when this quote's capacity is usable if ordered at once (`delivery.ready_offset`)."""
-    return ready_offset(q, accel_class, a)
+    """Days after as_of when this quote's capacity is usable if ordered at once (`delivery.ready_offset`); kept per
+    quote, class and assumptions object (each entry holds both objects, so an id is never another's)."""
+    key = (id(q), accel_class, id(a))
+    got = _READY.get(key)
+    if got is not None and got[0] is q and got[1] is a:
+        return got[2]
+    day = ready_offset(q, accel_class, a)
+    if len(_READY) >= MAX_READY_CACHED:
+        _READY.clear()
+    _READY[key] = (q, a, day)
+    return day
 
 
 def option_quote_ready(q: Quote, o: Option, a: Assumptions) -> int:

@@ -81,6 +81,7 @@ class Screen:
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
         self._prefixes: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._prefix_runs: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
         self._prefix_sets: dict[tuple[str, int, int, bool], frozenset[str]] = {}
         self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
@@ -215,7 +216,12 @@ class Screen:
     def _prefix(self, oid: str, v: int, rows: tuple[tuple[int, str, int, str], ...], k: int,
                 limit: int) -> tuple[int, int]:
         """For the first k quotes of an option's in-time order: their capacity and the most `limit` fabrics of them
-        supply; one per distinct k, kept."""
+        supply; one per distinct k, kept. With one fabric per job, every prefix's at once (`_prefix_runs`)."""
+        if limit == 1:
+            runs = self._prefix_runs.get((oid, v))
+            if runs is None:
+                runs = self._prefix_runs[(oid, v)] = _prefix_runs(rows)
+            return runs[0][k], runs[1][k]
         key = (oid, v, k)
         got = self._prefixes.get(key)
         if got is None:
@@ -346,6 +352,21 @@ class Screen:
             mask[kept] = True
             out.append(mask)
         return out
+
+
+def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
+    """For every k: the capacity of the first k rows, and the most one fabric of them holds — one pass over the
+    rows (a marketplace option has thousands, and its points ask for thousands of distinct k)."""
+    totals, widest = [0], [0]
+    per_fabric: dict[str, int] = {}
+    total = best = 0
+    for _longest, fabric, cap, _qid in rows:
+        total += cap
+        held = per_fabric[fabric] = per_fabric.get(fabric, 0) + cap
+        best = max(best, held)
+        totals.append(total)
+        widest.append(best)
+    return totals, widest
 
 
 def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:
