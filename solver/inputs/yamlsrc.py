@@ -302,41 +302,48 @@ class _Builder:
                 continue
             if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
                 continue
-            line = _line(event)
-            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                frame = stack.pop()
-                self._finish(frame, stack, root)
-                continue
-            parent = stack[-1] if stack else None
-            if parent is not None and parent.is_map and parent.key is None:
-                parent.key = self._key(event, parent)
-                continue
-            path = self._child_path(parent)
-            if isinstance(event, yaml.AliasEvent):
-                self._place(self._alias(event, path, line), parent, root)
-                continue
-            self._count(1, line)
-            self._line(path, line)
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                is_map = isinstance(event, yaml.MappingStartEvent)
-                tag = event.tag if event.tag not in (None, "!") else (_MAP_TAG if is_map else _SEQ_TAG)
-                if tag != (_MAP_TAG if is_map else _SEQ_TAG):
-                    raise self._tag_error(tag, line)
-                if len(stack) >= MAX_DEPTH:
-                    raise InputError("input is nested too deeply", file=self.file, line=line)
-                if event.anchor is not None:
-                    self.anchored += 1
-                    self.order.append((path, line))
-                stack.append(_Frame({} if is_map else [], path, event.anchor, self.count - 1,
-                                    len(self.order) - 1))
-                continue
-            value = self._scalar(event, path[:-1], path[-1] if path else None, line)
-            if event.anchor is not None:
-                self.anchors[event.anchor] = (value, 1, [((), line)])
-            self._place(value, parent, root)
+            self._structure(event, stack, root)
         if not root:
             raise InputError("file is empty", file=self.file)
         return root[0]
+
+    def _open(self, event: Any, stack: list[_Frame], path: PathT, line: int) -> None:
+        is_map = isinstance(event, yaml.MappingStartEvent)
+        tag = event.tag if event.tag not in (None, "!") else (_MAP_TAG if is_map else _SEQ_TAG)
+        if tag != (_MAP_TAG if is_map else _SEQ_TAG):
+            raise self._tag_error(tag, line)
+        if len(stack) >= MAX_DEPTH:
+            raise InputError("input is nested too deeply", file=self.file, line=line)
+        if event.anchor is not None:
+            self.anchored += 1
+            self.order.append((path, line))
+        stack.append(_Frame({} if is_map else [], path, event.anchor, self.count - 1, len(self.order) - 1))
+
+    def _structure(self, event: Any, stack: list[_Frame], root: list[Any]) -> None:
+        """Every event but a plain scalar in a map (`build`'s inlined common case): keys of other kinds, list items,
+        the start and end of maps and lists, aliases, and scalars at the top or in a list."""
+        line = _line(event)
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            frame = stack.pop()
+            self._finish(frame, stack, root)
+            return
+        parent = stack[-1] if stack else None
+        if parent is not None and parent.is_map and parent.key is None:
+            parent.key = self._key(event, parent)
+            return
+        path = self._child_path(parent)
+        if isinstance(event, yaml.AliasEvent):
+            self._place(self._alias(event, path, line), parent, root)
+            return
+        self._count(1, line)
+        self._line(path, line)
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            self._open(event, stack, path, line)
+            return
+        value = self._scalar(event, path[:-1], path[-1] if path else None, line)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1, [((), line)])
+        self._place(value, parent, root)
 
     def _child_path(self, parent: _Frame | None) -> PathT:
         if parent is None:
