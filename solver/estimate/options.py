@@ -317,9 +317,10 @@ def offer_of(q: Quote) -> str:
 
 
 _READY: dict[tuple[int, str, int], tuple[Quote, Assumptions, int]] = {}
-MAX_READY_CACHED = 1_000_000
-"""Most (quote, class, assumptions) readiness days kept: the screen, the bounds, the presolve and the model each ask
-for every quote of a marketplace option's; a few hundred thousand entries are tens of MB."""
+MAX_READY_CACHED = 250_000
+"""Most (quote, class, assumptions) readiness days kept (then all are dropped): the screen, the bounds, the presolve
+and the model each ask for every quote of a marketplace option's. Each entry holds its quote and assumptions, so the
+bound also bounds what it keeps alive (~50 MB at most) in a process that runs many what-ifs."""
 
 
 def quote_ready_day(q: Quote, accel_class: str, mode: str, a: Assumptions) -> int:
