@@ -85,3 +85,70 @@ def test_one_fabric_each_over_budget_or_short_excludes_the_point(tmp_path: Path)
     b.model.add_assumptions([b.z[i]] + [b.lits[g] for g in rest])
     assert ctx.engine.solve(b.model, label="mixed", presolve=False).status in (FEASIBLE, OPTIMAL), \
         "without the fabric limit the mixed fill fits the budget"
+
+
+def _reference_budget_reasons(screen: Any, pt: Any, fixed: float, cash: bool, limit: float) -> list[frozenset[str]]:
+    """The capacitated budget reasons written out quote by quote (what `Screen._capacitated_budget` computes over
+    arrays): per schedule variant, the quotes in time, the cheapest fill, then the cheapest fill within each fabric."""
+    from solver.estimate.options import option_quote_ready
+    from solver.model.screening import _fill
+
+    o, u, p = pt.option, screen.universe, screen.problem
+    a = p.assumptions.values
+    variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
+    if u.deadline_day is not None:
+        variants.append((frozenset({"schedule.deadline"}), 0))
+        if p.spec.schedule.earliest_start is not None:
+            variants.append((frozenset({"schedule.deadline", "schedule.earliest_start"}), u.earliest_day))
+    out: list[frozenset[str]] = []
+    for base, earliest in variants:
+        usable = [q for q in o.quotes if earliest is None or
+                  max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= u.deadline_day]
+        ranked = sorted((pt.per_node.total(q.id, cash), q.id, q.max_nodes) for q in usable)
+        if not ranked:
+            out += [frozenset(base)] if base else []
+            continue
+        why, caps = _fill(ranked, pt.n, fixed, limit)
+        if why == "budget":
+            out.append(frozenset(base | {"budget.max_usd"} | caps))
+        elif why == "capacity" and base:
+            out.append(frozenset(base | caps))
+        elif why == "ok" and p.spec.policy.max_fabrics == 1:
+            fabric = {q.id: q.fabric_id for q in usable}
+            if len(set(fabric.values())) < 2:
+                continue
+            items = set(base) | {"policy.max_fabrics"}
+            for f in sorted(set(fabric.values())):
+                why_f, caps_f = _fill([r for r in ranked if fabric[r[1]] == f], pt.n, fixed, limit)
+                if why_f == "ok":
+                    break
+                items |= caps_f | ({"budget.max_usd"} if why_f == "budget" else set())
+            else:
+                out.append(frozenset(items))
+    return out
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                       HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from([0.3, 0.6, 1.0, 1.5]))
+def test_capacitated_budget_reasons_are_the_quote_by_quote_ones(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                                 scale: float) -> None:
+    """The budget reasons over a point's quotes, computed over arrays (one sort, one comparison per fabric where
+    each rented quote is alone on its own), are exactly those of the quote-by-quote reasoning, at budgets from well
+    below to above each point's cheapest fill."""
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    screen = ctx.screen
+    cash = p.spec.budget.applies_to == "cash"
+    compared = 0
+    for o in ctx.universe.options:
+        if len(o.quotes) < 2:
+            continue
+        for pt in [pt for pt in o.points if pt.workable][::3]:
+            fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
+            limit = (fixed + pt.n * pt.per_node.extreme(cash, min)) * (1 + scale)
+            got = screen._capacitated_budget(pt, fixed, cash, limit)
+            assert got == _reference_budget_reasons(screen, pt, fixed, cash, limit), (o.id, pt.n, limit)
+            compared += 1
+    assert compared > 0 or not any(len(o.quotes) > 1 for o in ctx.universe.options)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..estimate.chance import ChanceModel, chance_model
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
-from ..inputs.catalog import Quote
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_group
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group
@@ -78,6 +78,7 @@ class Screen:
         self.universe = universe
         self.budget_exact = problem.spec.budget.max_usd is not None and not costs_can_fall(problem)
         self._facts: dict[str, OptionFacts] = {}
+        self._tables: dict[str, _QuoteTable] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
         self._prefixes: dict[tuple[str, int, int], tuple[int, int]] = {}
@@ -267,7 +268,8 @@ class Screen:
         """
         o = pt.option
         u = self.universe
-        a = self.problem.assumptions.values
+        table = self._table(o)
+        per = _per_node_totals(pt, table, cash)
         out: Reasons = []
         variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
         if u.deadline_day is not None:
@@ -275,36 +277,68 @@ class Screen:
             if self.problem.spec.schedule.earliest_start is not None:
                 variants.append((frozenset({"schedule.deadline", "schedule.earliest_start"}), u.earliest_day))
         for base, earliest in variants:
-            usable = list(o.quotes)
+            idx = np.arange(len(o.quotes))
             if earliest is not None:
                 assert u.deadline_day is not None
-                usable = [q for q in o.quotes
-                          if max(o.ready_day, option_quote_ready(q, o, a), earliest) + pt.days <= u.deadline_day]
-            ranked = sorted((pt.per_node.total(q.id, cash), q.id, q.max_nodes) for q in usable)
-            if not ranked:
+                idx = np.flatnonzero(np.maximum(table.ready, max(o.ready_day, earliest)) + pt.days <= u.deadline_day)
+            if len(idx) == 0:
                 if base:
                     out.append(frozenset(base))
                 continue
+            order = idx[np.lexsort((table.id_rank[idx], per[idx]))]   # sorted((total, id, capacity)) of each quote
+            ranked = list(zip(per[order].tolist(), [table.ids[j] for j in order.tolist()], table.cap[order].tolist(),
+                              strict=True))
             why, caps = _fill(ranked, pt.n, fixed, limit)
             if why == "budget":
                 out.append(frozenset(base | {"budget.max_usd"} | caps))
             elif why == "capacity" and base:
                 out.append(frozenset(base | caps))
             elif why == "ok" and self.problem.spec.policy.max_fabrics == 1:
-                out += self._per_fabric(usable, ranked, pt.n, fixed, limit, base)
+                out += self._per_fabric(table, order, ranked, pt.n, fixed, limit, base)
         return out
 
+    def _table(self, o: Option) -> "_QuoteTable":
+        got = self._tables.get(o.id)
+        if got is None:
+            a = self.problem.assumptions.values
+            qs = o.quotes
+            fabrics = sorted({q.fabric_id for q in qs})
+            code = {f: k for k, f in enumerate(fabrics)}
+            keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else []
+            key_list = sorted({k for _p, k in keys})
+            rank = np.empty(len(qs), dtype=np.int64)
+            rank[np.argsort(np.array([q.id for q in qs], dtype=object), kind="stable")] = np.arange(len(qs))
+            got = self._tables[o.id] = _QuoteTable(
+                [q.id for q in qs], rank, np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
+                np.array([q.max_nodes for q in qs], dtype=np.int64), np.array([code[q.fabric_id] for q in qs]),
+                fabrics, np.array([p for p, _k in keys], dtype=float), key_list,
+                np.array([key_list.index(k) for _p, k in keys], dtype=np.int64))
+        return got
+
     @staticmethod
-    def _per_fabric(usable: list["Quote"], ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float,
-                    base: frozenset[str]) -> Reasons:
+    def _per_fabric(table: "_QuoteTable", order: np.ndarray, ranked: list[tuple[float, str, int]], n: int,
+                    fixed: float, limit: float, base: frozenset[str]) -> Reasons:
         """With one fabric per job, the cheapest fill within each fabric: when none fits the budget (or holds n),
-        the budget (if it decided any), the fabric limit and every capacity relied on exclude the point."""
-        fabric = {q.id: q.fabric_id for q in usable}
-        if len(set(fabric.values())) < 2:
+        the budget (if it decided any), the fabric limit and every capacity relied on exclude the point. `order`
+        holds the positions of `ranked`'s quotes in the option. Where every fabric has one of them (each rented
+        quote alone on its own), the fills are one comparison each, made over the array."""
+        fabric = table.fabric[order]
+        if len(np.unique(fabric)) < 2:
             return []
         items: set[str] = set(base) | {"policy.max_fabrics"}
-        for f in sorted(set(fabric.values())):
-            why, caps = _fill([r for r in ranked if fabric[r[1]] == f], n, fixed, limit)
+        if len(np.unique(fabric)) == len(fabric):
+            per = np.array([r[0] for r in ranked])
+            cap = table.cap[order]
+            over = fixed + n * per > limit
+            if np.any(~over & (cap >= n)):
+                return []
+            items |= {capacity_group(ranked[k][1]) for k in np.flatnonzero(~over).tolist()}
+            return [frozenset(items | ({"budget.max_usd"} if over.any() else set()))]
+        rows: dict[int, list[tuple[float, str, int]]] = {}
+        for f, r in zip(fabric.tolist(), ranked, strict=True):
+            rows.setdefault(f, []).append(r)   # in price order, one pass
+        for f in sorted(rows, key=lambda c: table.fabrics[c]):
+            why, caps = _fill(rows[f], n, fixed, limit)
             if why == "ok":
                 return []
             items |= caps | ({"budget.max_usd"} if why == "budget" else set())
@@ -352,6 +386,31 @@ class Screen:
             mask[kept] = True
             out.append(mask)
         return out
+
+
+@dataclass(frozen=True)
+class _QuoteTable:
+    """An option's quotes as arrays, in the option's order (`Screen._table`): ids and their sorted rank, ready day,
+    capacity, fabric (a code into `fabrics`, sorted), price and price key."""
+
+    ids: list[str]
+    id_rank: np.ndarray
+    ready: np.ndarray
+    cap: np.ndarray
+    fabric: np.ndarray
+    fabrics: list[str]
+    price: np.ndarray
+    keys: list[Any]
+    key_of: np.ndarray
+
+
+def _per_node_totals(pt: Point, table: _QuoteTable, cash: bool) -> np.ndarray:
+    """`pt.per_node.total(q, cash)` of every quote of the option, as `t0 + price × t1` of its price key (the same
+    floats)."""
+    totals = [pt.per_node.key_totals(k, cash) for k in table.keys]
+    t0 = np.array([t[0] for t in totals])[table.key_of]
+    t1 = np.array([t[1] for t in totals])[table.key_of]
+    return t0 + table.price * t1
 
 
 def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
