@@ -152,3 +152,35 @@ def test_capacitated_budget_reasons_are_the_quote_by_quote_ones(tmp_path: Path, 
             assert got == _reference_budget_reasons(screen, pt, fixed, cash, limit), (o.id, pt.n, limit)
             compared += 1
     assert compared > 0 or not any(len(o.quotes) > 1 for o in ctx.universe.options)
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from(["schedule.deadline", "budget.max_usd"]), st.sampled_from([0, 1, 30]))
+def test_a_capped_minimum_skips_only_points_that_cannot_meet_the_cap(
+        tmp_path: Path, case: tuple[dict[str, Any], list[Any]], relaxed: str, slack: int) -> None:
+    """A relaxation's cheapest plan is searched only among points whose bound on the capped quantity (the relaxed
+    finish or budget) is within the cap (`PairOracle.minimize(cap_on=)`): the minimum cost is the one found over
+    every point."""
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    groups = sorted(oracle.all_groups())
+    if relaxed not in groups:
+        return
+    active = [g for g in groups if g != relaxed]
+    kind = "finish" if relaxed == "schedule.deadline" else p.spec.budget.applies_to
+
+    def quantity(b: Any) -> Any:
+        return {"finish": b.finish, "cash": b.cash, "cost": b.cost}[kind]
+
+    least = oracle.minimize(active, quantity, lower=kind)
+    if least is None:
+        return
+    cap = (quantity, least.value + slack)
+    pruned = oracle.minimize(active, lambda b: b.cost, cap=cap, lower="cost", cap_on=kind)
+    full = oracle.minimize(active, lambda b: b.cost, cap=cap, lower="cost")
+    assert (pruned is None) == (full is None)
+    if pruned is not None and full is not None:
+        assert pruned.value == full.value and pruned.complete == full.complete, (relaxed, slack)

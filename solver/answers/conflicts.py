@@ -369,13 +369,15 @@ class PairOracle:
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,
-                 lower: str | None = None) -> "Minimum | None":
+                 lower: str | None = None, cap_on: str | None = None) -> "Minimum | None":
         """min over pairs of `quantity(b)` with `active` groups enforced.
 
         `cap` = (expression, bound) adds `expression <= bound` for this solve only (a relaxed limit). `lower` =
         "cost", "cash" or "finish" says the quantity is the model's cost, cash or finish day, for which the bounds
         give per-point lower bounds: each pair is then solved over the few points that could still be optimal
-        (`solve/grow.py`)."""
+        (`solve/grow.py`). `cap_on` says the same of the cap's expression: points whose bound on it exceeds the cap
+        cannot meet it and are left out (a relaxed deadline's cheapest plan is not searched among points that
+        cannot finish by it)."""
         act = set(active)
         best: Minimum | None = None
         bounded = lower is not None and self.forced_fn is None and not self.elastic and self.ctx.bounds.sound
@@ -384,8 +386,9 @@ class PairOracle:
         if bounded:
             # Pairs in order of their best bound; a pair whose best bound exceeds the minimum so far cannot win.
             assert lower is not None
-            which = {"cost": 0, "cash": 1, "finish": 2}[lower]
-            cands = {pair: self._candidates(pair, act, which) for pair in pairs}
+            kinds = {"cost": 0, "cash": 1, "finish": 2}
+            limit = (kinds[cap_on], cap[1]) if cap is not None and cap_on is not None else None
+            cands = {pair: self._candidates(pair, act, kinds[lower], limit) for pair in pairs}
             pairs = sorted((p for p in pairs if cands[p]), key=lambda p: (cands[p][0][0], p))
         complete = True
         for pair in pairs:
@@ -403,9 +406,11 @@ class PairOracle:
                 best = dataclasses.replace(got, pair=pair)
         return None if best is None else dataclasses.replace(best, complete=complete)
 
-    def _candidates(self, pair: str, act: set[str], which: int) -> list[tuple[int, Point]]:
+    def _candidates(self, pair: str, act: set[str], which: int,
+                    limit: tuple[int, int] | None = None) -> list[tuple[int, Point]]:
         """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0), cash (1)
-        or finish day (2), sorted by it."""
+        or finish day (2), sorted by it; with `limit` = (kind, bound), only points whose lower bound of that kind is
+        within the bound."""
         sub = self.universe.subset(pair)
         cands = []
         for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
@@ -413,7 +418,7 @@ class PairOracle:
             if known is not None and any(it <= act for it in known):
                 continue
             low = self.ctx.bounds.point_lower(pt, act)
-            if low is not None:
+            if low is not None and (limit is None or low[limit[0]] <= limit[1]):
                 cands.append((low[which], k, pt))
         cands.sort(key=lambda t: (t[0], t[1]))
         return [(lb, pt) for lb, _k, pt in cands]

@@ -108,7 +108,7 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
         out.update({"from": quote.max_nodes, "to": r.value, "unit": "node",
                     "change": _relative(quote.max_nodes, r.value)})
     bound = r.value if g != "site.it_power_kw" else int(out["to"]) * 1000
-    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost")
+    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost", cap_on=lower)
     best: Minimum = cheapest if cheapest is not None else r
     out["plan"] = plan_summary(ctx, best.model, best.outcome.solver.value)
     return out
