@@ -44,6 +44,7 @@ from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
 from .screening import Screen, costs_can_fall
+from .prices import price_table
 from .timing import slip_units, timing
 
 
@@ -219,8 +220,7 @@ class Bounds:
             a = self.problem.assumptions.values
             end = self.screen.universe.horizon
             qs = o.quotes
-            keys = [o.points[0].per_node.price_key(q.id) for q in qs]  # asked for a point's option: it has points
-            key_list = sorted({k for _p, k in keys})
+            prices = price_table(o)  # asked for a point's option: it has points
             got = _Quotes(
                 ids=[q.id for q in qs],
                 ready=np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
@@ -229,9 +229,7 @@ class Bounds:
                 est=np.array([q.kind == "estimate" for q in qs], dtype=bool),
                 cap=np.array([q.max_nodes for q in qs], dtype=np.int64),
                 least=np.array([max(1, q.min_nodes) for q in qs], dtype=np.int64),
-                price=np.array([p for p, _k in keys], dtype=float),
-                keys=key_list,
-                key_of=np.array([key_list.index(k) for _p, k in keys], dtype=np.int64))
+                price=prices.prices, keys=prices.keys, key_of=prices.key_of)
             self._options[o.id] = got
         return got
 

@@ -49,6 +49,7 @@ from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
 from .groups import capacity_group
 from .money import COARSE_UNIT
+from .prices import price_table
 from .timing import Timing, candidates, delay_sums, rule_delays, slip_column, slip_units, timing, wait_of
 
 if TYPE_CHECKING:
@@ -134,10 +135,8 @@ class PointReducer:
         fabric_index = {f: k for k, f in enumerate(fabrics)}
         self.fabric = np.array([fabric_index[q.fabric_id] for q in qs])
         self.uncertain = np.array([_uncertain(q) for q in qs])
-        price_keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else []
-        self.keys = sorted({k for _p, k in price_keys})
-        self.prices = np.array([p for p, _k in price_keys], dtype=float)
-        self.key_of = np.array([self.keys.index(k) for _p, k in price_keys], dtype=np.int64)
+        self.table = price_table(o, qs)
+        self.prices = self.table.prices
         self._index = {q.id: k for k, q in enumerate(o.quotes)}
         self._option_ready: np.ndarray | None = None
         self._rows = np.zeros(0, dtype=np.int64)
@@ -212,10 +211,7 @@ class PointReducer:
 
     def _per_node(self, pt: Point, cash: bool) -> np.ndarray:
         """Each quote's per-node cost (or cash) at `pt`: t0 + price × t1 of its price key, the floats of `PerNode`."""
-        totals = [pt.per_node.key_totals(k, cash) for k in self.keys]
-        t0 = np.array([t[0] for t in totals])[self.key_of]
-        t1 = np.array([t[1] for t in totals])[self.key_of]
-        return t0 + self.prices * t1
+        return self.table.totals(pt, cash)
 
     def _rules_at(self, pt: Point) -> tuple[int, list[float]]:
         """(delay days, add_pct percentages) of the rules without a quote condition that apply at `pt`."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from ..inputs.problem import Problem
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_group
 from ..inputs.spec import ProblemSpec, Rule
 from .groups import capacity_group
+from .prices import PriceTable, price_table
 from .reduce import PointReducer, reducer_for
 
 Reasons = list[frozenset[str]]
@@ -269,7 +269,7 @@ class Screen:
         o = pt.option
         u = self.universe
         table = self._table(o)
-        per = _per_node_totals(pt, table, cash)
+        per = table.prices.totals(pt, cash)   # pt.per_node.total(q, cash) of every quote, the same floats
         out: Reasons = []
         variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
         if u.deadline_day is not None:
@@ -304,15 +304,12 @@ class Screen:
             qs = o.quotes
             fabrics = sorted({q.fabric_id for q in qs})
             code = {f: k for k, f in enumerate(fabrics)}
-            keys = [o.points[0].per_node.price_key(q.id) for q in qs] if o.points else []
-            key_list = sorted({k for _p, k in keys})
             rank = np.empty(len(qs), dtype=np.int64)
             rank[np.argsort(np.array([q.id for q in qs], dtype=object), kind="stable")] = np.arange(len(qs))
             got = self._tables[o.id] = _QuoteTable(
                 [q.id for q in qs], rank, np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
                 np.array([q.max_nodes for q in qs], dtype=np.int64), np.array([code[q.fabric_id] for q in qs]),
-                fabrics, np.array([p for p, _k in keys], dtype=float), key_list,
-                np.array([key_list.index(k) for _p, k in keys], dtype=np.int64))
+                fabrics, price_table(o))
         return got
 
     @staticmethod
@@ -391,7 +388,7 @@ class Screen:
 @dataclass(frozen=True)
 class _QuoteTable:
     """An option's quotes as arrays, in the option's order (`Screen._table`): ids and their sorted rank, ready day,
-    capacity, fabric (a code into `fabrics`, sorted), price and price key."""
+    capacity, fabric (a code into `fabrics`, sorted), prices."""
 
     ids: list[str]
     id_rank: np.ndarray
@@ -399,18 +396,7 @@ class _QuoteTable:
     cap: np.ndarray
     fabric: np.ndarray
     fabrics: list[str]
-    price: np.ndarray
-    keys: list[Any]
-    key_of: np.ndarray
-
-
-def _per_node_totals(pt: Point, table: _QuoteTable, cash: bool) -> np.ndarray:
-    """`pt.per_node.total(q, cash)` of every quote of the option, as `t0 + price × t1` of its price key (the same
-    floats)."""
-    totals = [pt.per_node.key_totals(k, cash) for k in table.keys]
-    t0 = np.array([t[0] for t in totals])[table.key_of]
-    t1 = np.array([t[1] for t in totals])[table.key_of]
-    return t0 + table.price * t1
+    prices: PriceTable
 
 
 def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
