@@ -184,3 +184,19 @@ def test_a_capped_minimum_skips_only_points_that_cannot_meet_the_cap(
     assert (pruned is None) == (full is None)
     if pruned is not None and full is not None:
         assert pruned.value == full.value and pruned.complete == full.complete, (relaxed, slack)
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_the_skeleton_lists_the_groups_of_every_pair_model(tmp_path: Path,
+                                                         case: tuple[dict[str, Any], list[Any]]) -> None:
+    """`PairOracle.all_groups` reads the groups off a skeleton of one point per option with no quote modelled; the
+    conflict search and every relaxation delete from that list, so it must be exactly the union of the groups of
+    the pairs' full models (every point, every quote, the presolve on)."""
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    union = {g for pair in oracle.items for g in oracle.model(pair).groups}
+    assert sorted(oracle.all_groups()) == sorted(union)

@@ -148,19 +148,25 @@ class _Builder:
             self.m.add(sum(self.sel[o.id] for o in bad) == 0).only_enforce_if(lit)
 
     # --- selection and quote split -------------------------------------------------------------------------
-    def add_selection(self, protect: frozenset[str], reduce: bool, usable: Usable | None) -> None:
+    def add_selection(self, protect: frozenset[str], reduce: bool, usable: Usable | None,
+                      quotes: bool = True) -> None:
         """One point; its nodes split over the option's quotes; cost and cash terms of each (see module doc).
         With `reduce`, quotes a point never needs (`reduce.py`) get no variable there, and a quote no point needs
         none at all. With `usable` (optimisation: every group enforced), a big option's quotes that a point cannot
         use — too late for the deadline, a minimum order above its nodes, an estimate where none is allowed — get
         none there either, and the presolve looks only at the quotes some point can use. An explanation model
-        solved once under known groups may get `usable` for those groups."""
+        solved once under known groups may get `usable` for those groups. Without `quotes` (a skeleton that only
+        lists the groups) no quote gets a variable: which groups exist depends on the options, not on the split."""
         self.m.add_exactly_one(self.z)
         zero = self.zero
         for o in self.options:
             idx = self.by_option[o.id]
             if len(o.quotes) == 1:
                 self._single_quote(o, idx)
+                continue
+            if not quotes:
+                for q in o.quotes:
+                    self.u[q.id], self.x[q.id] = zero, 0
                 continue
             among, usable_at = self._usable(o, idx, protect, usable) if reduce else (None, None)
             alone_exact = self.active is not None and r1_holds(self.problem, o, self.active)
@@ -700,14 +706,15 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     (bound-pruned solves); `cost_hi` overrides the objective's cost ceiling (see `objective.py`); quotes in
     `protect` are never dropped as dominated (a why-not question forces them to be used); `reduce=False` models
     every quote at every point (the reduction's tests compare both); `usable` leaves out, at each point of a big
-    option, the quotes no plan there can use (optimisation models only); `groups_only` leaves out the delivery timing,
-    which makes no group (a skeleton built to list the groups, never solved); `active`, for an explanation model
-    solved once under exactly those groups, lets the presolve use what they enforce (`reduce.r1_holds`).
+    option, the quotes no plan there can use (optimisation models only); `groups_only` leaves out the quotes' split
+    and the delivery timing, which make no group (a skeleton built to list the groups, never solved); `active`, for
+    an explanation model solved once under exactly those groups, lets the presolve use what they enforce
+    (`reduce.r1_holds`).
     """
     prune = (guard == "fixed") if prune is None else prune
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points, None if elastic else active)
-    b.add_selection(protect, reduce, usable)
+    b.add_selection(protect, reduce, usable, quotes=not groups_only)
     b.add_fabrics()
     b.add_schedule()
     b.add_policy()
@@ -721,6 +728,8 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
         b.add_timing()
     b.add_deadline_confidence(cuts)
     b.add_conditions()
+    if cost_hi is None and groups_only:
+        cost_hi = 0  # a skeleton is never solved, and only an elastic model's slacks read the ceiling
     if cost_hi is None:
         cost_hi = universe_ceiling(problem, universe, unit) if needs_ceiling(problem) else \
             model_ceiling(problem, points, unit)
