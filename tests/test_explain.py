@@ -374,3 +374,36 @@ def test_why_not_relaxations_keep_the_question(sets: list[str]) -> None:
     deadline = next(r for r in found if r["group"] == "schedule.deadline")
     if sets:  # the deadline at 90% confidence lies past the planned finish of the plan it admits
         assert deadline["to"] > deadline["plan"]["finish"]
+
+
+def _shrink_by_definition(items: list[list[frozenset[str]]], chosen: set[str]) -> set[str]:
+    """The deletion as defined, one subset test per item: g goes (latest rank first) when every point keeps an item
+    within the cover that does not contain g."""
+    from solver.model.groups import rank
+    chosen = set(chosen)
+    for g in sorted(chosen, key=rank, reverse=True):
+        rest = chosen - {g}
+        if all(any(it <= rest for it in its) for its in items):
+            chosen = rest
+    return chosen
+
+
+def test_the_covers_deletion_matches_its_definition() -> None:
+    """`conflicts.shrink` (cores and counts, points with the same items merged) drops exactly the groups the plain
+    definition drops, on random point-local reasons with overlapping items and repeated points."""
+    import random
+
+    from solver.answers.conflicts import shrink
+    rnd = random.Random(5)
+    pool = ["budget.max_usd", "schedule.deadline", "policy.modes", "site.racks"] + \
+        [f"quotes.q{k}.max_nodes" for k in range(8)]
+    for _ in range(400):
+        items = []
+        for _p in range(rnd.randint(1, 12)):
+            its = [frozenset(rnd.sample(pool, rnd.randint(1, 4))) for _i in range(rnd.randint(1, 3))]
+            items.extend([its] * rnd.randint(1, 2))
+        chosen: set[str] = set()
+        for its in items:
+            if not any(it <= chosen for it in its):
+                chosen |= rnd.choice(its)
+        assert shrink(items, chosen) == _shrink_by_definition(items, chosen), items

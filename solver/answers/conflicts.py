@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -143,15 +144,38 @@ def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
     for its in items:
         if not any(it <= chosen for it in its):
             chosen |= min(its, key=lambda it: (len(it - chosen), min(rank(g) for g in it)))
-    # Deletion: g can go when every point keeps an item within `chosen` that does not contain g. Each point's items
-    # within `chosen` are listed once and thinned as groups go, so a test is a membership check per item, not a
-    # subset check (a pair's capacity items hold hundreds of quotes).
-    within = [[it for it in its if it <= chosen] for its in items]
+    return sorted(shrink(items, chosen), key=rank)
+
+
+def shrink(items: list[Reasons], chosen: set[str]) -> set[str]:
+    """The cover `chosen` (every point's items include one within it) less each group, latest rank first, that every
+    point can do without: g goes when every point keeps an item within what is left that does not contain g, i.e.
+    when g is in no point's core (the intersection of its items within what is left).
+
+    Points with the same items are one; each core is kept with a count of the cores holding each group, and only the
+    points that lose an item when g goes are looked at again (a marketplace pair has thousands of points, its
+    capacity items hundreds of quotes)."""
+    chosen = set(chosen)
+    within: list[tuple[frozenset[str], ...]] = list({tuple(it for it in its if it <= chosen): None for its in items})
+    cores = [frozenset.intersection(*row) for row in within]
+    blocked = Counter(g for core in cores for g in core)
+    holders: dict[str, set[int]] = {}
+    for p, row in enumerate(within):
+        for it in row:
+            for g in it:
+                holders.setdefault(g, set()).add(p)
     for g in sorted(chosen, key=rank, reverse=True):
-        if all(any(g not in it for it in its) for its in within):
-            chosen.discard(g)
-            within = [[it for it in its if g not in it] for its in within]
-    return sorted(chosen, key=rank)
+        if blocked[g]:
+            continue
+        chosen.discard(g)
+        for p in holders.get(g, ()):
+            kept = tuple(it for it in within[p] if g not in it)
+            if len(kept) == len(within[p]):
+                continue
+            core = frozenset.intersection(*kept)
+            blocked.update(core - cores[p])
+            within[p], cores[p] = kept, core
+    return chosen
 
 
 def _shared_singleton(ctx: Context, sub: Universe) -> str | None:

@@ -120,7 +120,7 @@ class Bounds:
                 return None
             return cost, cash, int(ready[0]) + pt.days
         capped = arr.cap if active is None else \
-            np.where([on(capacity_group(qid)) for qid in arr.ids], arr.cap, n)
+            np.where(np.fromiter((g in active for g in arr.cap_groups), dtype=bool, count=len(arr.ids)), arr.cap, n)
         fixed_cost = units(pt.fixed.total_cost, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
                                                              for pct in pcts) + usd
         fixed_cash = units(pt.fixed.total_cash, unit) + usd
@@ -223,6 +223,7 @@ class Bounds:
             prices = price_table(o)  # asked for a point's option: it has points
             got = _Quotes(
                 ids=[q.id for q in qs],
+                cap_groups=[capacity_group(q.id) for q in qs],
                 ready=np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
                 slip=np.array([slip_units(self.problem, timing(self.problem, o, q), end, 0, self.unit) for q in qs],
                               dtype=np.int64),
@@ -275,6 +276,7 @@ class _Quotes:
     """An option's quotes as arrays (`Bounds._arrays`), in the option's order."""
 
     ids: list[str]
+    cap_groups: list[str]
     ready: np.ndarray
     slip: np.ndarray
     est: np.ndarray

@@ -39,6 +39,7 @@ relies on (`r1_holds`: a budget's or a deadline's relaxation, with everything el
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -122,7 +123,7 @@ class PointReducer:
         self.exact = (every_limit or alone_exact) and spec.policy.max_fabrics == 1 and o.mode != "buy"
         self.slip_margin = _largest_premium(problem, o, every_limit, self.quotes)
         self._slips: dict[int, np.ndarray] = {}
-        self._better: np.ndarray | None = None
+        self._offer: _Offers | None = None
         self._timings: list[Timing] | None = None
         self._starts: dict[int, list[int]] = {}
         self._slip_rows: dict[int, np.ndarray] = {}
@@ -272,7 +273,7 @@ class PointReducer:
         return self.chance.meets_alone(o, pt, starts, self._rows)
 
     def _covered_at(self, pt: Point, cost: np.ndarray, cash: np.ndarray, gone: np.ndarray) -> np.ndarray:
-        """R2: pairwise dominance at this point's prices (`_pairwise` for the rest), with room for n nodes: quotes
+        """R2: pairwise dominance at this point's prices (`_no_worse` for the rest), with room for n nodes: quotes
         examined cheapest first, each against the ones kept so far."""
         n = pt.n
         out = np.zeros(len(self.quotes), dtype=bool)
@@ -280,7 +281,6 @@ class PointReducer:
                 and not (self.exact and self.alone[j])]
         if len(live) < 2:
             return out
-        better = self._pairwise()
         live.sort(key=lambda j: (cost[j], int(self.ready[j]), self.quotes[j].id))
         one_fabric = self.every_limit and self.problem.spec.policy.max_fabrics == 1
         kept: list[int] = []
@@ -288,32 +288,40 @@ class PointReducer:
         for j in live:
             k = np.array(kept, dtype=np.int64)
             margin = self._margins(k, j, one_fabric and bool(self.alone[j]))
-            doms = k[better[k, j] & (cost[k] + margin <= cost[j]) & (cash[k] <= cash[j])]
+            doms = k[self._no_worse(k, j) & (cost[k] + margin <= cost[j]) & (cash[k] <= cash[j])]
             if self._holds(j, doms, n, one_fabric) or (at is not None and at.covered(j, k, cost, cash, one_fabric)):
                 out[j] = True
             else:
                 kept.append(j)
         return out
 
-    def _pairwise(self) -> np.ndarray:
-        """better[d, q]: d is no worse than q on everything but the per-node prices (`_offer_no_worse`), for every
-        pair at once; made on first use."""
-        if self._better is None:
+    def _offers(self) -> "_Offers":
+        """Each quote's lead time (p50, p90) and order-by day, as arrays for `_no_worse`; made on first use."""
+        if self._offer is None:
             qs = self.quotes
-            p50 = np.array([q.lead_time_days for q in qs], dtype=float)
-            p90 = np.array([q.lead_time_p90_days if q.lead_time_p90_days is not None else q.lead_time_days
-                            for q in qs], dtype=float)
             buy = self.o.mode == "buy"
-            order = np.array([(d if (d := order_by_day(q, self.problem.as_of)) is not None else np.inf)
-                              if buy else np.inf for q in qs], dtype=float)
-            col, row = (lambda v: v[None, :]), (lambda v: v[:, None])
-            spread = (row(p90) * col(p50) <= col(p90) * row(p50)) | (row(p50) <= 0) | (col(p50) <= 0)
-            better = (row(self.ready) <= col(self.ready)) & (row(self.est) <= col(self.est)) & \
-                (row(p50) <= col(p50)) & (row(p90) <= col(p90)) & spread
-            if buy:
-                better &= (row(self.prices) <= col(self.prices)) & (row(order) >= col(order))
-            self._better = better
-        return self._better
+            self._offer = _Offers(
+                p50=np.array([q.lead_time_days for q in qs], dtype=float),
+                p90=np.array([q.lead_time_p90_days if q.lead_time_p90_days is not None else q.lead_time_days
+                              for q in qs], dtype=float),
+                order=np.array([(d if (d := order_by_day(q, self.problem.as_of)) is not None else np.inf)
+                                if buy else np.inf for q in qs], dtype=float),
+                buy=buy)
+        return self._offer
+
+    def _no_worse(self, k: np.ndarray, j: int) -> np.ndarray:
+        """Which quotes of `k` are no worse than quote j on everything but the per-node prices: ready no later, not
+        an estimate unless j is, lead time no later at p50 and p90 and no wider in spread (p90/p50), and for a
+        purchase priced no higher and orderable no later. Column by column against the quotes kept so far (a
+        quotes × quotes matrix of a marketplace option is 10⁸ cells)."""
+        a = self._offers()
+        p50k, p90k, p50j, p90j = a.p50[k], a.p90[k], a.p50[j], a.p90[j]
+        spread = (p90k * p50j <= p90j * p50k) | (p50k <= 0) | (p50j <= 0)
+        out = (self.ready[k] <= self.ready[j]) & (self.est[k] <= self.est[j]) & (p50k <= p50j) & (p90k <= p90j) \
+            & spread
+        if a.buy:
+            out &= (self.prices[k] <= self.prices[j]) & (a.order[k] >= a.order[j])
+        return out
 
     def _margins(self, k: np.ndarray, j: int, single: bool) -> np.ndarray | float:
         """`_margin` of every kept quote against quote j (0 where it applies to none)."""
@@ -336,6 +344,16 @@ class PointReducer:
         if one_fabric and alone and np.any(small & (self.cap[doms] >= min(int(self.cap[j]), n))):
             return True
         return int(self.cap[doms][same & (self.least[doms] <= 1)].sum()) >= n
+
+
+@dataclass(frozen=True)
+class _Offers:
+    """An option's quotes' lead times and order-by days (`PointReducer._offers`), in the reducer's order."""
+
+    p50: np.ndarray
+    p90: np.ndarray
+    order: np.ndarray
+    buy: bool
 
 
 class _AtStart:
