@@ -127,6 +127,8 @@ class Bounds:
         cost_limit = min(x for x in (cost_cap, limit if budget.applies_to == "cost" else None, _NO_LIMIT)
                          if x is not None)
         cash_limit = limit if limit is not None and budget.applies_to == "cash" else _NO_LIMIT
+        if usd >= 0 and _over_at_any_price(pt, unit, fixed_cost, fixed_cash, (cost_limit, cash_limit)):
+            return None
         if len(o.quotes) < REFINE_FROM:
             return self._plain(pt, arr, idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
                                (cost_limit, cash_limit), int(ready[idx].min()))
@@ -326,6 +328,16 @@ class _Split:
         mask = np.ones((1, len(self.cap)), dtype=bool) if allowed is None else allowed[None, :]
         got = int(self.fills(mask, cash)[0])
         return None if got >= _NO_LIMIT else got
+
+
+def _over_at_any_price(pt: Point, unit: int, fixed_cost: int, fixed_cash: int, limits: tuple[int, int]) -> bool:
+    """Whether n nodes at the option's cheapest per-node price (over all its quotes, usable or not) already exceed a
+    limit: then so does every fill, and the point has no plan. The model prices each node of a split point at its
+    quote's per-node units, each at least the cheapest's (`PerNode.extreme`), so fixed + n × that is a lower bound
+    of the fills below; computed in a few operations, before the fills (most points a cost cap rules out go here)."""
+    if limits[0] < _NO_LIMIT and fixed_cost + pt.n * units(pt.per_node.extreme(False, min), unit) > limits[0]:
+        return True
+    return limits[1] < _NO_LIMIT and fixed_cash + pt.n * units(pt.per_node.extreme(True, min), unit) > limits[1]
 
 
 def _cost_by_premium(split: _Split, slips: np.ndarray, fixed_cost: int, fixed_cash: int, cost_limit: int,
