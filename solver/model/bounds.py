@@ -297,13 +297,14 @@ class _Split:
     def __init__(self, cap: np.ndarray, cost: np.ndarray, cash: np.ndarray, n: int) -> None:
         self.n = n
         self.cap = cap
-        self._per = (cost, cash)
+        self.per = (cost, cash)
+        """Each quote's per-node cost and cash (units)."""
         self._views: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _view(self, cash: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         got = self._views.get(cash)
         if got is None:
-            per = self._per[1 if cash else 0]
+            per = self.per[1 if cash else 0]
             order = np.argsort(per, kind="stable")
             got = self._views[cash] = (order, per[order], self.cap[order])
         return got
@@ -358,7 +359,7 @@ def _cost_by_premium(split: _Split, slips: np.ndarray, fixed_cost: int, fixed_ca
     ok = fills < _NO_LIMIT
     cost = fixed_cost + np.where(ok, fills, 0) + levels
     ok &= cost <= cost_limit
-    if cash_limit < _NO_LIMIT and ok.any():
+    if cash_limit < _NO_LIMIT and ok.any() and fixed_cash + split.n * int(split.per[1].max()) > cash_limit:
         cash = split.fills(masks, True)
         ok &= (cash < _NO_LIMIT) & (fixed_cash + np.where(cash < _NO_LIMIT, cash, 0) <= cash_limit)
     return int(cost[ok].min()) if ok.any() else None
@@ -370,7 +371,12 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
     hold n nodes within the cost and cash limits (cheapest fills, the least premium among them). A plan's planned
     start F is no earlier than each of its quotes' ready days, so it uses only quotes ready by F; the conditions
     only loosen as F grows, so the first such day is found by bisection. None if no day works. Without limits only
-    capacity counts: the first day the ready quotes hold n."""
+    capacity counts: the first day the ready quotes hold n — also when even the dearest fill (n nodes at the dearest
+    usable quote's price, its premium the largest) is within them, as with a budget far above the plan."""
+    cost_per, cash_per = split.per
+    if fixed_cost + split.n * int(cost_per.max()) + int(slips.max()) <= cost_limit and \
+            fixed_cash + split.n * int(cash_per.max()) <= cash_limit:
+        cost_limit = cash_limit = _NO_LIMIT
     if cost_limit >= _NO_LIMIT and cash_limit >= _NO_LIMIT:
         order = np.argsort(ready, kind="stable")
         held = np.cumsum(split.cap[order])

@@ -97,7 +97,8 @@ class Engine:
 
     def solver(self, *, presolve: bool = True, thorough: bool = False) -> cp_model.CpSolver:
         """A solver with the engine's limits. Quick (the default) turns off presolve inclusion, probing and symmetry
-        detection, which cost more than they save on the many small solves of a single run and of explanations;
+        detection and runs one presolve pass, which cost more than they save on the many small solves of a single
+        run and of explanations (one pass: the 58 models of the 10,000-quote solve 0.59 → 0.44 s, the same optima);
         `thorough` keeps CP-SAT's defaults for one hard optimisation (a program: 4.7 → 1.7 s on the 200B example,
         12–14 → 10–11 s on the ten-workload bench)."""
         s = cp_model.CpSolver()
@@ -109,6 +110,7 @@ class Engine:
         if left is not None:
             p.max_time_in_seconds = max(left, 1e-3)
         if not thorough:
+            p.max_presolve_iterations = 1
             p.presolve_inclusion_work_limit = 0
             p.cp_model_probing_level = 0
             p.symmetry_level = 0
