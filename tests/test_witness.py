@@ -200,3 +200,25 @@ def test_the_skeleton_lists_the_groups_of_every_pair_model(tmp_path: Path,
     oracle = PairOracle(ctx)
     union = {g for pair in oracle.items for g in oracle.model(pair).groups}
     assert sorted(oracle.all_groups()) == sorted(union)
+
+
+def test_the_array_fill_is_the_listed_fill() -> None:
+    """`screening._fill_sorted` (cumulative sums over arrays) gives `_fill`'s answer and relies on the same
+    capacities, on random quotes sorted cheapest first, with budgets at, around and far from the fills."""
+    import random
+
+    import numpy as np
+
+    from solver.model.screening import _fill, _fill_sorted
+    rnd = random.Random(3)
+    for _ in range(2000):
+        m = rnd.randint(0, 8)
+        per = sorted(rnd.choice([0.1, 0.3, 1.0 / 3, 7.0, 1e6 / 7]) * rnd.randint(1, 5) for _ in range(m))
+        cap = [rnd.randint(1, 6) for _ in range(m)]
+        n, fixed = rnd.randint(1, 20), rnd.choice([0.0, 0.1, 123.456])
+        ranked = [(p, f"q{k}", c) for k, (p, c) in enumerate(zip(per, cap, strict=True))]
+        exact = fixed + sum(min(c, max(0, n - sum(cap[:k]))) * p for k, (p, c) in enumerate(zip(per, cap)))
+        for limit in (exact, exact * (1 - 1e-12), exact + 1e-9, fixed, 1e18, rnd.uniform(0, 2 * exact + 1)):
+            why, caps = _fill(ranked, n, fixed, limit)
+            why_a, k = _fill_sorted(np.array(per, dtype=float), np.array(cap, dtype=np.int64), n, fixed, limit)
+            assert (why_a, {f"quotes.q{j}.max_nodes" for j in range(k)}) == (why, caps), (per, cap, n, fixed, limit)

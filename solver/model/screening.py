@@ -286,15 +286,14 @@ class Screen:
                     out.append(frozenset(base))
                 continue
             order = idx[np.lexsort((table.id_rank[idx], per[idx]))]   # sorted((total, id, capacity)) of each quote
-            ranked = list(zip(per[order].tolist(), [table.ids[j] for j in order.tolist()], table.cap[order].tolist(),
-                              strict=True))
-            why, caps = _fill(ranked, pt.n, fixed, limit)
+            why, k = _fill_sorted(per[order], table.cap[order], pt.n, fixed, limit)
+            caps = {table.cap_groups[j] for j in order[:k].tolist()}
             if why == "budget":
                 out.append(frozenset(base | {"budget.max_usd"} | caps))
             elif why == "capacity" and base:
                 out.append(frozenset(base | caps))
             elif why == "ok" and self.problem.spec.policy.max_fabrics == 1:
-                out += self._per_fabric(table, order, ranked, pt.n, fixed, limit, base)
+                out += self._per_fabric(table, order, per[order], pt.n, fixed, limit, base)
         return out
 
     def _table(self, o: Option) -> "_QuoteTable":
@@ -309,31 +308,34 @@ class Screen:
             got = self._tables[o.id] = _QuoteTable(
                 [q.id for q in qs], rank, np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
                 np.array([q.max_nodes for q in qs], dtype=np.int64), np.array([code[q.fabric_id] for q in qs]),
-                fabrics, price_table(o))
+                fabrics, price_table(o), [capacity_group(q.id) for q in qs], len(fabrics) == len(qs))
         return got
 
     @staticmethod
-    def _per_fabric(table: "_QuoteTable", order: np.ndarray, ranked: list[tuple[float, str, int]], n: int,
-                    fixed: float, limit: float, base: frozenset[str]) -> Reasons:
+    def _per_fabric(table: "_QuoteTable", order: np.ndarray, per: np.ndarray, n: int, fixed: float, limit: float,
+                    base: frozenset[str]) -> Reasons:
         """With one fabric per job, the cheapest fill within each fabric: when none fits the budget (or holds n),
         the budget (if it decided any), the fabric limit and every capacity relied on exclude the point. `order`
-        holds the positions of `ranked`'s quotes in the option. Where every fabric has one of them (each rented
-        quote alone on its own), the fills are one comparison each, made over the array."""
+        holds the positions of the quotes in the option, cheapest first, and `per` their per-node totals. Where every
+        fabric has one of them (each rented quote alone on its own), the fills are one comparison each, made over the
+        array."""
+        if len(order) < 2:
+            return []
         fabric = table.fabric[order]
-        if len(np.unique(fabric)) < 2:
+        distinct = table.distinct_fabrics or len(np.unique(fabric)) == len(fabric)
+        if not distinct and len(np.unique(fabric)) < 2:
             return []
         items: set[str] = set(base) | {"policy.max_fabrics"}
-        if len(np.unique(fabric)) == len(fabric):
-            per = np.array([r[0] for r in ranked])
+        if distinct:
             cap = table.cap[order]
             over = fixed + n * per > limit
             if np.any(~over & (cap >= n)):
                 return []
-            items |= {capacity_group(ranked[k][1]) for k in np.flatnonzero(~over).tolist()}
+            items |= {table.cap_groups[j] for j in order[~over].tolist()}
             return [frozenset(items | ({"budget.max_usd"} if over.any() else set()))]
         rows: dict[int, list[tuple[float, str, int]]] = {}
-        for f, r in zip(fabric.tolist(), ranked, strict=True):
-            rows.setdefault(f, []).append(r)   # in price order, one pass
+        for f, price, j in zip(fabric.tolist(), per.tolist(), order.tolist(), strict=True):
+            rows.setdefault(f, []).append((price, table.ids[j], int(table.cap[j])))   # in price order, one pass
         for f in sorted(rows, key=lambda c: table.fabrics[c]):
             why, caps = _fill(rows[f], n, fixed, limit)
             if why == "ok":
@@ -388,7 +390,8 @@ class Screen:
 @dataclass(frozen=True)
 class _QuoteTable:
     """An option's quotes as arrays, in the option's order (`Screen._table`): ids and their sorted rank, ready day,
-    capacity, fabric (a code into `fabrics`, sorted), prices."""
+    capacity, fabric (a code into `fabrics`, sorted), prices, capacity groups, and whether every quote is alone on
+    its fabric."""
 
     ids: list[str]
     id_rank: np.ndarray
@@ -397,6 +400,8 @@ class _QuoteTable:
     fabric: np.ndarray
     fabrics: list[str]
     prices: PriceTable
+    cap_groups: list[str]
+    distinct_fabrics: bool
 
 
 def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
@@ -412,6 +417,27 @@ def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int]
         totals.append(total)
         widest.append(best)
     return totals, widest
+
+
+def _fill_sorted(per: np.ndarray, cap: np.ndarray, n: int, fixed: float, limit: float) -> tuple[str, int]:
+    """`_fill` over arrays of quotes sorted cheapest first: (why, k), the capacities relied on being the first k.
+
+    Before the quote that completes n every quote is taken whole, so the k-th test sees n − (capacity of the first
+    k) nodes left and the money spent on them, summed in `_fill`'s order from `fixed` (the same floats)."""
+    if len(per) == 0:
+        return "capacity", 0
+    held = np.concatenate(([0], np.cumsum(cap)[:-1]))
+    spent = np.cumsum(np.concatenate(([fixed], cap * per)))[:-1]
+    live = held < n
+    over = live & (spent + (n - held) * per > limit)
+    full = held + cap >= n
+    first_over = int(np.argmax(over)) if over.any() else len(per)
+    first_full = int(np.argmax(full)) if full.any() else len(per)
+    if first_over <= first_full and first_over < len(per):
+        return "budget", first_over
+    if first_full < len(per):
+        return "ok", 0
+    return "capacity", len(per)
 
 
 def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:
