@@ -217,7 +217,8 @@ def test_the_array_fill_is_the_listed_fill() -> None:
         cap = [rnd.randint(1, 6) for _ in range(m)]
         n, fixed = rnd.randint(1, 20), rnd.choice([0.0, 0.1, 123.456])
         ranked = [(p, f"q{k}", c) for k, (p, c) in enumerate(zip(per, cap, strict=True))]
-        exact = fixed + sum(min(c, max(0, n - sum(cap[:k]))) * p for k, (p, c) in enumerate(zip(per, cap)))
+        exact = fixed + sum(min(c, max(0, n - sum(cap[:k]))) * p
+                            for k, (p, c) in enumerate(zip(per, cap, strict=True)))
         for limit in (exact, exact * (1 - 1e-12), exact + 1e-9, fixed, 1e18, rnd.uniform(0, 2 * exact + 1)):
             why, caps = _fill(ranked, n, fixed, limit)
             why_a, k = _fill_sorted(np.array(per, dtype=float), np.array(cap, dtype=np.int64), n, fixed, limit)

@@ -141,9 +141,17 @@ def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
         return None
 
     chosen: set[str] = set()
+    first: dict[frozenset[str], tuple[int, str]] = {}   # an item's best-ranked group, once per distinct item
+
+    def best(it: frozenset[str]) -> tuple[int, str]:
+        got = first.get(it)
+        if got is None:
+            got = first[it] = min(rank(g) for g in it)
+        return got
+
     for its in items:
         if not any(it <= chosen for it in its):
-            chosen |= min(its, key=lambda it: (len(it - chosen), min(rank(g) for g in it)))
+            chosen |= min(its, key=lambda it: (len(it - chosen), best(it)))
     return sorted(shrink(items, chosen), key=rank)
 
 

@@ -331,8 +331,10 @@ class Screen:
             over = fixed + n * per > limit
             if np.any(~over & (cap >= n)):
                 return []
-            items |= {table.cap_groups[j] for j in order[~over].tolist()}
-            return [frozenset(items | ({"budget.max_usd"} if over.any() else set()))]
+            items.update([table.cap_groups[j] for j in order[~over].tolist()])
+            if over.any():
+                items.add("budget.max_usd")
+            return [frozenset(items)]
         rows: dict[int, list[tuple[float, str, int]]] = {}
         for f, price, j in zip(fabric.tolist(), per.tolist(), order.tolist(), strict=True):
             rows.setdefault(f, []).append((price, table.ids[j], int(table.cap[j])))   # in price order, one pass
