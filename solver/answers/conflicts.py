@@ -149,9 +149,13 @@ def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
             got = first[it] = min(rank(g) for g in it)
         return got
 
+    def weight(it: frozenset[str]) -> tuple[int, tuple[int, str]]:
+        return len(it - chosen), best(it)
+
     for its in items:
         if not any(it <= chosen for it in its):
-            chosen |= min(its, key=lambda it: (len(it - chosen), best(it)))
+            pick: frozenset[str] = min(its, key=weight)
+            chosen |= pick
     return sorted(shrink(items, chosen), key=rank)
 
 
