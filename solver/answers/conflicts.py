@@ -310,6 +310,7 @@ class PairOracle:
         self.quick: dict[tuple[str, frozenset[str]], str | None] = {}
         self.undecided = 0
         self._all: list[str] | None = None
+        self._lows: dict[tuple[str, frozenset[str]], list[tuple[int, Point, tuple[int, int, int]]]] = {}
         for pair in (pairs if pairs is not None else ctx.universe.pairs()):
             sub = ctx.universe.subset(pair)
             self.items[pair] = [ctx.screen.violations(pt) for o in sub.options for pt in o.points if pt.workable]
@@ -447,17 +448,29 @@ class PairOracle:
         """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0), cash (1)
         or finish day (2), sorted by it; with `limit` = (kind, bound), only points whose lower bound of that kind is
         within the bound."""
-        sub = self.universe.subset(pair)
-        cands = []
-        for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
-            known = self.ctx.screen.known(pt)
-            if known is not None and any(it <= act for it in known):
-                continue
-            low = self.ctx.bounds.point_lower(pt, act)
-            if low is not None and (limit is None or low[limit[0]] <= limit[1]):
-                cands.append((low[which], k, pt))
+        cands = [(low[which], k, pt) for k, pt, low in self._lower_bounds(pair, act)
+                 if limit is None or low[limit[0]] <= limit[1]]
         cands.sort(key=lambda t: (t[0], t[1]))
         return [(lb, pt) for lb, _k, pt in cands]
+
+    def _lower_bounds(self, pair: str, act: set[str]) -> list[tuple[int, Point, tuple[int, int, int]]]:
+        """(position, point, its bounds) of the pair's workable points that have a plan by their bounds under `act`
+        and no point-local reason within it; kept per (pair, groups): a relaxation minimises its quantity and then
+        the cost under the same groups."""
+        key = (pair, frozenset(act))
+        got = self._lows.get(key)
+        if got is None:
+            got = []
+            sub = self.universe.subset(pair)
+            for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
+                known = self.ctx.screen.known(pt)
+                if known is not None and any(it <= act for it in known):
+                    continue
+                low = self.ctx.bounds.point_lower(pt, act)
+                if low is not None:
+                    got.append((k, pt, low))
+            self._lows[key] = got
+        return got
 
     def _bounded(self, pair: str, cands: list[tuple[int, Point]], act: set[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None) -> "Minimum | None":
