@@ -223,3 +223,27 @@ def test_the_array_fill_is_the_listed_fill() -> None:
             why, caps = _fill(ranked, n, fixed, limit)
             why_a, k = _fill_sorted(np.array(per, dtype=float), np.array(cap, dtype=np.int64), n, fixed, limit)
             assert (why_a, {f"quotes.q{j}.max_nodes" for j in range(k)}) == (why, caps), (per, cap, n, fixed, limit)
+
+
+@settings(max_examples=max(4, EXAMPLES // 4), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from([None, "0.01M", "1M"]))
+def test_a_pair_beyond_slack_has_no_elastic_plan(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                 budget: str | None) -> None:
+    """`relax.beyond_slack` skips a pair's elastic model in the combined relaxation: that model, every group assumed
+    and every numeric limit given its slack, must have no plan."""
+    from solver.answers.relax import beyond_slack
+    problem, quotes = case
+    if budget is not None:
+        problem = {**problem, "budget": {"max_usd": budget}}
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx, elastic=True)
+    for pair, items in oracle.items.items():
+        if not beyond_slack(items):
+            continue
+        b = oracle.model(pair)
+        b.model.clear_assumptions()
+        b.model.add_assumptions(list(b.lits.values()))
+        assert not ctx.engine.solve(b.model, label="beyond-slack").has_solution, pair
+        b.model.clear_assumptions()

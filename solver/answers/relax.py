@@ -30,6 +30,7 @@ from ..estimate.options import option_quote_ready
 from ..model.builder import Built
 from ..model.decode import decode
 from ..model.groups import MEMORY, capacity_group, capacity_quote, is_numeric, reason, where
+from ..model.screening import Reasons
 from ..solve.engine import INFEASIBLE, OPTIMAL
 from ..solve.pipeline import Context, prepare
 from ..solve.plan import make_plan
@@ -260,6 +261,13 @@ def _weights(ctx: Context) -> dict[str, int]:
     return w
 
 
+def beyond_slack(items: list[Reasons]) -> bool:
+    """Whether every point of a pair has a point-local reason made only of groups that get no slack in an elastic
+    model (policy, memory, rules, non-numeric site limits): no joint change of numeric limits gives it a plan, so its
+    elastic model need not be built."""
+    return all(any(not any(is_numeric(g) for g in it) for it in reasons) for reasons in items)
+
+
 def combined_relaxation(ctx: Context, pairs: list[str] | None = None) -> dict[str, Any] | None:
     """Cheapest joint change of numeric limits (min Σ relative slack, then min cost), by pair. Not offered under a
     deadline confidence: its constraints depend on the deadline, so a slack on the deadline would not relax them."""
@@ -268,7 +276,9 @@ def combined_relaxation(ctx: Context, pairs: list[str] | None = None) -> dict[st
     el = PairOracle(ctx, pairs=pairs, elastic=True)
     weights = _weights(ctx)
     best: tuple[int, int, str, Built, Any, bool] | None = None
-    for pair in el.items:
+    for pair, items in el.items.items():
+        if beyond_slack(items):
+            continue
         b = el.model(pair)
         if not b.slacks:
             continue
