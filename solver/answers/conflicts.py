@@ -527,12 +527,46 @@ def _minimize_in(ctx: Context, b: Built, assumptions: list[Any], quantity: Calla
 
 
 def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed: list[str] | None) -> Conflict:
-    """Shrink an infeasible set of groups to a minimal one: drop each group whose removal stays infeasible.
+    """Shrink an infeasible set of groups to a minimal one: the *preferred* minimal conflict for the order of
+    `groups` (of `seed` when it is infeasible) — the one that deleting each group from last to first, whenever the
+    rest stays infeasible, keeps.
 
-    `shown(active)` may prove a deletion feasible without a solve (`witness.py`). Minimal because feasibility is
-    monotone (fewer groups, more plans). A removal the time limit left undecided
-    keeps the group, and the conflict is then not proven minimal."""
+    Found by QuickXplain (U. Junker, "QuickXplain: preferred explanations and relaxations for over-constrained
+    problems", AAAI 2004): split the candidates in halves and recurse, so a conflict of k among n groups costs about
+    2k·log₂(n/k) + 2k feasibility checks instead of n (an infeasible program has ~46 groups and 4 in conflict: ~25
+    checks), and many are on small sets, quick to decide. Junker proves it returns the same preferred conflict as the
+    deletion above when every check is decided. Feasibility is monotone (fewer groups, more plans), so the result
+    is minimal. A check the time limit leaves undecided voids that argument: the deletion is then run as such, and a
+    removal it cannot decide keeps its group (the conflict is then not proven minimal)."""
     core = seed if seed is not None and status(seed) == INFEASIBLE else list(groups)
+    if not core:
+        return Conflict((), True)
+    undecided = [False]
+
+    def infeasible(active: list[str]) -> bool:
+        st = status(active)
+        undecided[0] = undecided[0] or st == UNKNOWN
+        return st == INFEASIBLE
+
+    def preferred(background: list[str], added: bool, candidates: list[str]) -> list[str]:
+        if added and infeasible(background):
+            return []
+        if len(candidates) == 1:
+            return list(candidates)
+        half = len(candidates) // 2
+        first, second = candidates[:half], candidates[half:]
+        later = preferred(background + first, True, second)
+        return preferred(background + later, bool(later), first) + later
+
+    found = preferred([], False, core)
+    if not undecided[0]:
+        return Conflict(tuple(found), True)
+    return _delete_one_by_one(status, core)
+
+
+def _delete_one_by_one(status: Callable[[list[str]], str], core: list[str]) -> Conflict:
+    """The deletion `deletion_filter` describes, one check per group, last to first; an undecided removal keeps its
+    group and the result is not proven minimal."""
     proven = True
     i = len(core) - 1
     while i >= 0:
