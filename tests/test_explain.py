@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -420,25 +421,28 @@ def test_quickxplain_finds_the_conflict_deletion_keeps() -> None:
     from solver.solve.engine import FEASIBLE, INFEASIBLE, UNKNOWN
     rnd = random.Random(7)
     saved = 0
+
+    def oracle(conflicts: list[frozenset[str]], flaky: bool, calls: list[int]) -> Callable[[list[str]], str]:
+        def status(active: list[str]) -> str:
+            calls[0] += 1
+            act = frozenset(active)
+            if flaky and hash((len(act), min(act, default=""))) % 7 == 0:
+                return UNKNOWN
+            return INFEASIBLE if any(c <= act for c in conflicts) else FEASIBLE
+        return status
+
     for trial in range(600):
         n = rnd.randint(1, 24)
         groups = [f"g{k:02d}" for k in range(n)]
         rnd.shuffle(groups)
         conflicts = [frozenset(rnd.sample(groups, rnd.randint(1, min(4, n)))) for _ in range(rnd.randint(1, 4))]
         flaky = trial % 3 == 0
-
-        def status(active: list[str], calls: list[int]) -> str:
-            calls[0] += 1
-            act = frozenset(active)
-            if flaky and hash((len(act), min(act, default=""))) % 7 == 0:
-                return UNKNOWN
-            return INFEASIBLE if any(c <= act for c in conflicts) else FEASIBLE
-
         seed = rnd.choice([None, sorted(conflicts[0] | set(rnd.sample(groups, min(2, n))))])
         quick, plain = [0], [0]
-        got = deletion_filter(lambda a: status(a, quick), groups, seed)
-        start = seed if seed is not None and status(seed, plain) == INFEASIBLE else groups
-        want = _delete_one_by_one(lambda a: status(a, plain), list(start))
+        got = deletion_filter(oracle(conflicts, flaky, quick), groups, seed)
+        check = oracle(conflicts, flaky, plain)
+        start = seed if seed is not None and check(seed) == INFEASIBLE else groups
+        want = _delete_one_by_one(check, list(start))
         truth = [any(c <= frozenset(g) for c in conflicts) for g in
                  [got.groups] + [[h for h in got.groups if h != x] for x in got.groups]]
         assert truth[0], (groups, conflicts, seed)   # infeasible, decided or not
