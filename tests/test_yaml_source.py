@@ -113,3 +113,24 @@ def test_every_path_has_the_line_pyyaml_gives_it(path: Path) -> None:
     got = parse_text(text, path.name).lines
     assert dict(got.items()) == want
     assert len(got) == len(want) and all(p in got for p in want) and ("no", "such") not in got
+
+
+def test_a_plain_text_is_read_as_pyyaml_reads_it_whatever_its_first_character() -> None:
+    """Plain scalars whose first character has no implicit tag are read as strings without the resolver
+    (`yamlsrc.PLAIN_TEXT_STARTS`): texts starting with every printable character, each alone and as the tail of a
+    number, a boolean, a null and a date, read as `yaml.safe_load` reads them — as map values and as list items."""
+    import string
+    tails = ["", "x", "1", "0.5", "es", "ull", "rue", "2026-12-01", ".inf", "_1"]
+    texts = [c + t for c in string.printable.strip() for t in tails if c not in "#:,[]{}&*!|>'\"%@`?-"]
+    texts += ["-1", "-x", "-.5", "?x"]
+    for text in texts:
+        doc = f"a: {text}\nb:\n  - {text}\n"
+        try:
+            want = yaml.safe_load(doc)
+        except yaml.YAMLError:
+            continue
+        try:
+            got = parse_text(doc, "t.yaml").data
+        except InputError:
+            continue   # a tag the reader refuses (only plain data is allowed): not a first-character question
+        assert got == want, (text, got, want)

@@ -175,6 +175,12 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
 """Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign)."""
+_IMPLICIT = yaml.SafeLoader.yaml_implicit_resolvers
+PLAIN_TEXT_STARTS = None if None in _IMPLICIT or "" not in _IMPLICIT else frozenset(_IMPLICIT)
+"""First characters for which YAML 1.1 has an implicit tag to try (numbers, booleans, null, dates, merge …): a
+plain scalar starting with any other character is a string, as the resolver decides — it looks up its regular
+expressions by the text's first character (None if the loader registered one for every character). Quote ids and
+names are mostly such texts: unique, so a cache of resolved texts would only fill with them."""
 MAX_CACHED_TEXTS = 100_000
 """Most distinct scalar texts whose tag is remembered: bounds the cache on a file of unique values."""
 MAX_DEPTH = 200
@@ -261,6 +267,7 @@ class _Builder:
         documents = 0
         get_event, scalar_event = loader.get_event, yaml.ScalarEvent
         plain_keys, resolved, key_lines, budget = self.plain_keys, self.resolved, self.lines.by_map, self.budget
+        starts = PLAIN_TEXT_STARTS
         while True:
             event: Any = get_event()
             if type(event) is scalar_event and stack and stack[-1].is_map and event.anchor is None:
@@ -286,7 +293,9 @@ class _Builder:
                         top.key = self._key(event, top)
                     continue
                 # a map's scalar value: its path's line is its key's, recorded with the key
-                if event.tag is None and (not event.implicit[0] or resolved.get(text) == _STR_TAG):
+                if event.tag is None and (not event.implicit[0]
+                                          or (starts is not None and text and text[0] not in starts)
+                                          or resolved.get(text) == _STR_TAG):
                     top.value[top.key] = text
                 else:
                     top.value[top.key] = self._scalar(event, top.path, top.key, line)
@@ -418,6 +427,8 @@ class _Builder:
         if not event.implicit[0]:
             return _STR_TAG  # quoted: a string, as the resolver says
         text = event.value
+        if PLAIN_TEXT_STARTS is not None and text and text[0] not in PLAIN_TEXT_STARTS:
+            return _STR_TAG
         tag = self.resolved.get(text)
         if tag is None:
             tag = _plain_number_tag(text) or str(self.constructor.resolve(yaml.ScalarNode, text, event.implicit))
