@@ -87,11 +87,26 @@ def test_one_fabric_each_over_budget_or_short_excludes_the_point(tmp_path: Path)
         "without the fabric limit the mixed fill fits the budget"
 
 
+def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:
+    """The cheapest fill of n nodes written as a loop over quotes ranked by per-node price (price, id, capacity):
+    ("budget", the capacities filled before the first quote at which even that fill exceeds `limit`), ("capacity",
+    all of them) when they cannot hold n, ("ok", ∅) otherwise."""
+    rest, spend = n, fixed
+    for k, (per, _qid, cap) in enumerate(ranked):
+        if spend + rest * per > limit:
+            return "budget", {f"quotes.{r[1]}.max_nodes" for r in ranked[:k]}
+        take = min(rest, cap)
+        spend += take * per
+        rest -= take
+        if rest == 0:
+            return "ok", set()
+    return "capacity", {f"quotes.{r[1]}.max_nodes" for r in ranked}
+
+
 def _reference_budget_reasons(screen: Any, pt: Any, fixed: float, cash: bool, limit: float) -> list[frozenset[str]]:
     """The capacitated budget reasons written out quote by quote (what `Screen._capacitated_budget` computes over
     arrays): per schedule variant, the quotes in time, the cheapest fill, then the cheapest fill within each fabric."""
     from solver.estimate.options import option_quote_ready
-    from solver.model.screening import _fill
 
     o, u, p = pt.option, screen.universe, screen.problem
     a = p.assumptions.values
@@ -203,13 +218,13 @@ def test_the_skeleton_lists_the_groups_of_every_pair_model(tmp_path: Path,
 
 
 def test_the_array_fill_is_the_listed_fill() -> None:
-    """`screening._fill_sorted` (cumulative sums over arrays) gives `_fill`'s answer and relies on the same
-    capacities, on random quotes sorted cheapest first, with budgets at, around and far from the fills."""
+    """`screening._fill_sorted` (cumulative sums over arrays) gives the loop's answer (`_fill` here) and relies on
+    the same capacities, on random quotes sorted cheapest first, with budgets at, around and far from the fills."""
     import random
 
     import numpy as np
 
-    from solver.model.screening import _fill, _fill_sorted
+    from solver.model.screening import _fill_sorted
     rnd = random.Random(3)
     for _ in range(2000):
         m = rnd.randint(0, 8)

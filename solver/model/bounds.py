@@ -37,14 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..estimate.options import Option, Point, PriceKey, option_quote_ready
+from ..estimate.options import Option, Point, PriceKey
 from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
 from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
 from .screening import Screen, costs_can_fall
-from .prices import price_table
 from .timing import slip_units, timing
 
 
@@ -216,23 +215,21 @@ class Bounds:
 
     def _arrays(self, o: Option) -> "_Quotes":
         """Per option, once: each quote's ready day, slip premium at the end of the calendar (units), estimate flag,
-        capacity, least order and price key, as arrays."""
+        capacity, least order and price key, as arrays (ids, ready days, capacities and prices from the screen's
+        table of the option)."""
         got = self._options.get(o.id)
         if got is None:
-            a = self.problem.assumptions.values
             end = self.screen.universe.horizon
             qs = o.quotes
-            prices = price_table(o)  # asked for a point's option: it has points
+            table = self.screen.table(o)  # asked for a point's option: it has points, hence prices
             got = _Quotes(
-                ids=[q.id for q in qs],
-                cap_groups=[capacity_group(q.id) for q in qs],
-                ready=np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
+                ids=table.ids, cap_groups=table.cap_groups, ready=table.ready,
                 slip=np.array([slip_units(self.problem, timing(self.problem, o, q), end, 0, self.unit) for q in qs],
                               dtype=np.int64),
                 est=np.array([q.kind == "estimate" for q in qs], dtype=bool),
-                cap=np.array([q.max_nodes for q in qs], dtype=np.int64),
+                cap=table.cap,
                 least=np.array([max(1, q.min_nodes) for q in qs], dtype=np.int64),
-                price=prices.prices, keys=prices.keys, key_of=prices.key_of)
+                price=table.prices.prices, keys=table.prices.keys, key_of=table.prices.key_of)
             self._options[o.id] = got
         return got
 

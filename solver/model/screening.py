@@ -78,7 +78,7 @@ class Screen:
         self.universe = universe
         self.budget_exact = problem.spec.budget.max_usd is not None and not costs_can_fall(problem)
         self._facts: dict[str, OptionFacts] = {}
-        self._tables: dict[str, _QuoteTable] = {}
+        self._tables: dict[str, QuoteTable] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
         self._local: dict[tuple[str, int], Reasons] = {}
         self._prefixes: dict[tuple[str, int, int], tuple[int, int]] = {}
@@ -268,7 +268,7 @@ class Screen:
         """
         o = pt.option
         u = self.universe
-        table = self._table(o)
+        table = self.table(o)
         per = table.prices.totals(pt, cash)   # pt.per_node.total(q, cash) of every quote, the same floats
         out: Reasons = []
         variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
@@ -296,7 +296,9 @@ class Screen:
                 out += self._per_fabric(table, order, per[order], pt.n, fixed, limit, base)
         return out
 
-    def _table(self, o: Option) -> "_QuoteTable":
+    def table(self, o: Option) -> "QuoteTable":
+        """The option's quotes as arrays (`QuoteTable`), made once per option: the budget reasons and the point
+        bounds (`bounds.py`) read the same table."""
         got = self._tables.get(o.id)
         if got is None:
             a = self.problem.assumptions.values
@@ -305,14 +307,14 @@ class Screen:
             code = {f: k for k, f in enumerate(fabrics)}
             rank = np.empty(len(qs), dtype=np.int64)
             rank[np.argsort(np.array([q.id for q in qs], dtype=object), kind="stable")] = np.arange(len(qs))
-            got = self._tables[o.id] = _QuoteTable(
+            got = self._tables[o.id] = QuoteTable(
                 [q.id for q in qs], rank, np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
                 np.array([q.max_nodes for q in qs], dtype=np.int64), np.array([code[q.fabric_id] for q in qs]),
                 fabrics, price_table(o), [capacity_group(q.id) for q in qs], len(fabrics) == len(qs))
         return got
 
     @staticmethod
-    def _per_fabric(table: "_QuoteTable", order: np.ndarray, per: np.ndarray, n: int, fixed: float, limit: float,
+    def _per_fabric(table: "QuoteTable", order: np.ndarray, per: np.ndarray, n: int, fixed: float, limit: float,
                     base: frozenset[str]) -> Reasons:
         """With one fabric per job, the cheapest fill within each fabric: when none fits the budget (or holds n),
         the budget (if it decided any), the fabric limit and every capacity relied on exclude the point. `order`
@@ -335,14 +337,17 @@ class Screen:
             if over.any():
                 items.add("budget.max_usd")
             return [frozenset(items)]
-        rows: dict[int, list[tuple[float, str, int]]] = {}
-        for f, price, j in zip(fabric.tolist(), per.tolist(), order.tolist(), strict=True):
-            rows.setdefault(f, []).append((price, table.ids[j], int(table.cap[j])))   # in price order, one pass
+        rows: dict[int, list[int]] = {}
+        for pos, f in enumerate(fabric.tolist()):
+            rows.setdefault(f, []).append(pos)   # positions in `order` by fabric, in price order, one pass
         for f in sorted(rows, key=lambda c: table.fabrics[c]):
-            why, caps = _fill(rows[f], n, fixed, limit)
+            mine = order[rows[f]]
+            why, k = _fill_sorted(per[rows[f]], table.cap[mine], n, fixed, limit)
             if why == "ok":
                 return []
-            items |= caps | ({"budget.max_usd"} if why == "budget" else set())
+            items.update([table.cap_groups[j] for j in mine[:k].tolist()])
+            if why == "budget":
+                items.add("budget.max_usd")
         return [frozenset(items)]
 
     def excluded(self, pt: Point) -> bool:
@@ -390,8 +395,8 @@ class Screen:
 
 
 @dataclass(frozen=True)
-class _QuoteTable:
-    """An option's quotes as arrays, in the option's order (`Screen._table`): ids and their sorted rank, ready day,
+class QuoteTable:
+    """An option's quotes as arrays, in the option's order (`Screen.table`): ids and their sorted rank, ready day,
     capacity, fabric (a code into `fabrics`, sorted), prices, capacity groups, and whether every quote is alone on
     its fabric."""
 
@@ -422,10 +427,13 @@ def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int]
 
 
 def _fill_sorted(per: np.ndarray, cap: np.ndarray, n: int, fixed: float, limit: float) -> tuple[str, int]:
-    """`_fill` over arrays of quotes sorted cheapest first: (why, k), the capacities relied on being the first k.
+    """The cheapest fill of n nodes from quotes sorted cheapest per node first (per-node price, capacity): ("budget",
+    k) when even it exceeds `limit`, the capacities relied on being those of the first k — bound_k fills the k
+    cheapest to capacity and the rest at the (k+1)-th price, non-decreasing in k, so the first k over budget needs
+    only those k; ("capacity", all) when they cannot hold n; ("ok", 0) otherwise.
 
     Before the quote that completes n every quote is taken whole, so the k-th test sees n − (capacity of the first
-    k) nodes left and the money spent on them, summed in `_fill`'s order from `fixed` (the same floats)."""
+    k) nodes left and the money spent on them, summed one quote at a time from `fixed`."""
     if len(per) == 0:
         return "capacity", 0
     held = np.concatenate(([0], np.cumsum(cap)[:-1]))
@@ -440,20 +448,3 @@ def _fill_sorted(per: np.ndarray, cap: np.ndarray, n: int, fixed: float, limit: 
     if first_full < len(per):
         return "ok", 0
     return "capacity", len(per)
-
-
-def _fill(ranked: list[tuple[float, str, int]], n: int, fixed: float, limit: float) -> tuple[str, set[str]]:
-    """The cheapest fill of n nodes from quotes ranked by per-node price (price, id, capacity): ("budget", the
-    capacities relied on) when even it exceeds `limit` — bound_k fills the k cheapest to capacity and the rest at the
-    (k+1)-th price, non-decreasing in k, so the first k over budget needs only those k capacities; ("capacity", all
-    of them) when they cannot hold n; ("ok", ∅) otherwise."""
-    rest, spend = n, fixed
-    for k, (per, _qid, cap) in enumerate(ranked):
-        if spend + rest * per > limit:
-            return "budget", {capacity_group(r[1]) for r in ranked[:k]}
-        take = min(rest, cap)
-        spend += take * per
-        rest -= take
-        if rest == 0:
-            return "ok", set()
-    return "capacity", {capacity_group(r[1]) for r in ranked}
