@@ -262,3 +262,48 @@ def test_a_pair_beyond_slack_has_no_elastic_plan(tmp_path: Path, case: tuple[dic
         b.model.add_assumptions(list(b.lits.values()))
         assert not ctx.engine.solve(b.model, label="beyond-slack").has_solution, pair
         b.model.clear_assumptions()
+
+
+def test_fabric_fills_where_fabrics_are_shared_are_the_quote_by_quote_ones() -> None:
+    """With one fabric per job, a point whose cheapest fill fits the budget overall is still excluded when no single
+    fabric's fill does (`Screen._per_fabric`). The property test above draws rented quotes alone on their fabrics,
+    where a comparison per quote decides; here several quotes share fabrics, so each fabric's fill is summed: the
+    reasons must be the loop's (`_fill` here) fabric by fabric, in fabric-name order."""
+    import random
+
+    import numpy as np
+
+    from solver.model.prices import PriceTable
+    from solver.model.screening import QuoteTable, Screen
+    rnd = random.Random(11)
+    shared = 0
+    for _ in range(3000):
+        m = rnd.randint(2, 9)
+        ids = [f"q{k}" for k in range(m)]
+        fabric_of = [f"f{rnd.randrange(rnd.randint(1, m - 1))}" for _ in range(m)]
+        fabrics = sorted(set(fabric_of))
+        per = np.array([rnd.choice([0.5, 1.0, 1 / 3, 7.0]) * rnd.randint(1, 4) for _ in range(m)])
+        cap = np.array([rnd.randint(1, 6) for _ in range(m)], dtype=np.int64)
+        table = QuoteTable(ids, np.arange(m), np.zeros(m, dtype=np.int64), cap,
+                           np.array([fabrics.index(f) for f in fabric_of]), fabrics,
+                           PriceTable(per, [], np.zeros(m, dtype=np.int64)),
+                           [f"quotes.{q}.max_nodes" for q in ids], len(fabrics) == m)
+        order = np.lexsort((np.arange(m), per))
+        n, fixed = rnd.randint(1, 15), rnd.choice([0.0, 1.5])
+        base = frozenset(rnd.choice([(), ("schedule.deadline",)]))
+        ranked = [(float(per[j]), ids[j], int(cap[j])) for j in order]
+        for limit in (fixed + n * per.min(), fixed + 2 * n * per.min(), 1e18, fixed):
+            got = Screen._per_fabric(table, order, per[order], n, fixed, limit, base)
+            want: list[frozenset[str]] = []
+            if len(fabrics) >= 2:
+                items = set(base) | {"policy.max_fabrics"}
+                for f in fabrics:
+                    why, caps = _fill([r for r in ranked if fabric_of[ids.index(r[1])] == f], n, fixed, limit)
+                    if why == "ok":
+                        break
+                    items |= caps | ({"budget.max_usd"} if why == "budget" else set())
+                else:
+                    want = [frozenset(items)]
+            assert got == want, (fabric_of, per.tolist(), cap.tolist(), n, fixed, limit)
+            shared += bool(want) and len(fabrics) < m
+    assert shared > 0
