@@ -133,7 +133,16 @@ def _wall_deadline(ctx: click.Context, _param: click.Parameter, value: float | N
         ctx.meta["wall_deadline"] = time.monotonic() + value
 
 
+def _processes(ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
+    if value is not None:
+        ctx.meta["processes"] = value
+
+
 def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--processes", type=click.IntRange(1, 256), default=None, expose_value=False,
+                      callback=_processes,
+                      help="Processes that solve accelerator/mode pairs side by side (Linux) [default: the CPUs this "
+                           "process may use, from 500 quotes; else 1]. The answer is the same.")(fn)
     fn = click.option("--max-seconds", type=Seconds(), default=None, expose_value=False, callback=_wall_deadline,
                       help="Wall-clock limit for the whole command: when it stops the search, the best plan found "
                            "is printed with the proven bound and the gap (exit 3). Not deterministic; off by "
@@ -330,7 +339,8 @@ def _settings(time_limit: float = 20.0, allow_expired: bool = False, debug_model
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
     return SolveSettings(time_limit=time_limit, allow_expired=allow_expired, debug_model=debug_model,
-                         wall_deadline=meta.get("wall_deadline"), max_seconds=meta.get("max_seconds"), **kw)
+                         wall_deadline=meta.get("wall_deadline"), max_seconds=meta.get("max_seconds"),
+                         processes=meta.get("processes"), **kw)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

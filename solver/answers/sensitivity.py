@@ -87,7 +87,7 @@ def solve_value(unit: SweepValue) -> dict[str, Any] | None:
         return None
     label, varied = got
     log.info("sweep %s: %s", unit.name, label)
-    settings = SolveSettings(time_limit=unit.time_limit, workers=1, allow_expired=unit.allow_expired,
+    settings = SolveSettings(time_limit=unit.time_limit, workers=1, processes=1, allow_expired=unit.allow_expired,
                              alternatives=False)
     r = solve_problem(varied, settings)
     p = r.plan

@@ -139,7 +139,7 @@ def run_unit(unit: SweepUnit) -> SweepRow:
     from .risk import draws_for, plan_risk
 
     problem = unit.problem.problem(unit.sets)
-    settings = SolveSettings(time_limit=unit.time_limit, workers=1, allow_expired=unit.allow_expired,
+    settings = SolveSettings(time_limit=unit.time_limit, workers=1, processes=1, allow_expired=unit.allow_expired,
                              alternatives=False)
     ctx = prepare(problem, settings)
     result = solve_problem(problem, settings, ctx)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +63,15 @@ class OptionFacts:
     in_time: tuple[tuple[frozenset[str], tuple[tuple[int, str, int, str], ...]], ...] = ()
     """For the deadline (and deadline + earliest start): each quote's latest run length that still finishes in time,
     its fabric, capacity and id, longest first — so the quotes usable at a point are a prefix."""
+
+
+@dataclass(frozen=True)
+class ScreenFindings:
+    """Point reasons by point key (`Screen.findings`)."""
+
+    local: dict[tuple[str, int], Reasons]
+    violations: dict[tuple[str, int], Reasons]
+    excluded: dict[tuple[str, int], bool]
 
 
 def costs_can_fall(problem: Problem) -> bool:
@@ -360,6 +370,20 @@ class Screen:
                 known if known is not None else self.violations(pt, capacitated=False))
             self._excluded[key] = got
         return got
+
+    def findings(self, options: set[str]) -> ScreenFindings:
+        """The point reasons found so far for these options' points, as plain data: a search on a forked process
+        returns them with its answer (`solve/forked.py`), so that the parent's screen ends as a serial search
+        leaves it. That matters beyond speed: an explanation prunes the points whose reasons are `known`."""
+        def mine(memo: dict[tuple[str, int], Any]) -> dict[tuple[str, int], Any]:
+            return {k: v for k, v in memo.items() if k[0] in options}
+        return ScreenFindings(mine(self._local), mine(self._violations), mine(self._excluded))
+
+    def adopt(self, found: ScreenFindings) -> None:
+        """Take in findings another process made for this same problem and universe (see `findings`)."""
+        self._local.update(found.local)
+        self._violations.update(found.violations)
+        self._excluded.update(found.excluded)
 
     def known(self, pt: Point) -> Reasons | None:
         """The point's full reasons if they were computed already (cheap membership test for explanations)."""

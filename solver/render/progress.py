@@ -8,10 +8,18 @@ this handler shows the latest one in place instead of printing them, so stdout s
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
 from typing import TextIO
+
+_drawing = threading.Lock()
+"""Held while the spinner writes, and by a fork (`os.register_at_fork`): a child forked mid-write would inherit the
+stream's buffer lock held by a thread it does not have, and hang the first time it writes or flushes."""
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_drawing.acquire, after_in_parent=_drawing.release,
+                        after_in_child=_drawing.release)
 
 DELAY_SECONDS = 1.0
 """Nothing is shown for a command that finishes within this time."""
@@ -47,8 +55,9 @@ class Spinner(logging.Handler):
         while not self._stop.is_set():
             line = f"{FRAMES[k % len(FRAMES)]} {time.monotonic() - self.start:5.1f} s  {self.message}"[:100]
             try:
-                self.stream.write("\r\x1b[2K" + line)
-                self.stream.flush()
+                with _drawing:
+                    self.stream.write("\r\x1b[2K" + line)
+                    self.stream.flush()
             except (OSError, ValueError):
                 return
             self._shown = True

@@ -1,0 +1,166 @@
+"""Independent searches side by side, on forked copies of this process.
+
+Why fork: a pair's search reads the whole prepared context (universe, screen, bounds: hundreds of megabytes with
+a marketplace catalog). A forked child has all of it at once, shared copy-on-write; a fresh ("spawn") process would
+import the package again (0.4 s) and rebuild the context, which is what a 10,000-quote solve has to save. A
+task is an index into the list of items the parent holds when it forks; its answer is plain data (a plan, a
+status, numbers) pickled back. Answers come back in the items' order whatever order they finished in, and each
+search is single-threaded with a fixed seed (`engine.py`), so the result is byte-identical to the serial one.
+
+Fork-safety: the children use no lock another thread of the parent could hold. Our own threads are the CP-SAT
+worker (idle between searches; a child starts its own, `engine._worker`) and the progress spinner (which never
+draws while a fork happens, `render/progress.py`); numpy's OpenBLAS threads have their own fork handlers. A child
+that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent stops them (`terminate`)
+and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only (unsafe with macOS system
+frameworks, absent on Windows); elsewhere the items run one after the other.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
+
+from ..errors import InternalError, Interrupted
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_job: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+"""The function and items of the running `fork_map`, read by the children it forks (set before they exist)."""
+_in_child = False
+"""True in a forked child: a `fork_map` there runs serially (no process tree)."""
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, which containers and `taskset` narrow), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def in_child() -> bool:
+    """Whether this is a child `fork_map` forked (whose answers must carry what the parent should learn)."""
+    return _in_child
+
+
+def can_fork() -> bool:
+    return sys.platform.startswith("linux") and not _in_child
+
+
+def _child_init() -> None:
+    global _in_child
+    _in_child = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _serve(conn: Connection) -> None:
+    """A child's loop: receive an item's index, send back (True, answer) or (False, the exception); None ends it."""
+    _child_init()
+    assert _job is not None
+    fn, items = _job
+    while True:
+        try:
+            index = conn.recv()
+        except EOFError:  # the parent is gone
+            break
+        if index is None:
+            break
+        try:
+            reply: tuple[bool, Any] = (True, fn(items[index]))
+        except BaseException as exc:  # noqa: BLE001 -- re-raised in the parent
+            reply = (False, exc)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 -- an answer or exception that does not pickle
+            conn.send((False, InternalError(f"a forked search could not send its answer: {exc!r}")))
+    conn.close()
+
+
+def fork_map(fn: Callable[[T], R], items: Sequence[T], processes: int,
+             order: Sequence[int] | None = None) -> list[R]:
+    """[fn(item) for item in items], on up to `processes` forked children (see module docstring).
+
+    `order` is the order in which items are handed out, one at a time to whichever child is free (largest first
+    balances the load); the answers are in the items' order regardless. An exception in a child is raised here
+    once every child is stopped; a child that dies (a crash in native code) is an `InternalError`, never a hang.
+    Serial with one process, one item, or where fork is not used."""
+    processes = min(processes, len(items))
+    if processes <= 1 or not can_fork():
+        return [fn(item) for item in items]
+    order = list(order) if order is not None else list(range(len(items)))
+    if sorted(order) != list(range(len(items))):
+        raise ValueError("order must be a permutation of the items' indices")
+    try:
+        answers = _dispatch(fn, items, processes, order)
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted") from None
+    log.debug("fork_map: %d items on %d processes", len(items), processes)
+    return [answers[k] for k in range(len(items))]
+
+
+def _dispatch(fn: Callable[[T], R], items: Sequence[T], processes: int, order: list[int]) -> dict[int, R]:
+    global _job
+    mp = multiprocessing.get_context("fork")
+    children: list[tuple[Any, Connection]] = []
+    _job = (fn, items)
+    try:
+        for _ in range(processes):
+            here, there = mp.Pipe()
+            child = mp.Process(target=_serve, args=(there,), daemon=True)
+            child.start()
+            there.close()
+            children.append((child, here))
+    finally:
+        _job = None
+    answers: dict[int, R] = {}
+    todo = iter(order)
+    running: dict[Connection, int] = {}
+    finished = False
+    try:
+        for _child, conn in children:
+            _hand_out(conn, todo, running)
+        owner = {conn: child for child, conn in children}
+        while running:
+            for ready in wait(list(running)):  # readable: an answer, or the end of a child that died
+                assert isinstance(ready, Connection)
+                conn = ready
+                try:
+                    ok, payload = conn.recv()
+                except EOFError:
+                    owner[conn].join(timeout=JOIN_SECONDS)
+                    raise InternalError(f"a forked search died (exit code {owner[conn].exitcode})") from None
+                if not ok:
+                    raise payload
+                answers[running.pop(conn)] = payload
+                _hand_out(conn, todo, running)
+        finished = True
+    finally:
+        for child, conn in children:  # after an error the others' work is moot: they are stopped at once
+            if finished:
+                child.join(timeout=JOIN_SECONDS)
+            if child.is_alive():
+                child.terminate()
+            child.join()
+            conn.close()
+    return answers
+
+
+JOIN_SECONDS = 5.0
+"""How long a child told to stop may take to exit before it is terminated."""
+
+
+def _hand_out(conn: Connection, todo: Iterator[int], running: dict[Connection, int]) -> None:
+    """Send the next index to a free child, or None (stop) when there is none left."""
+    index = next(todo, None)
+    conn.send(index)
+    if index is not None:
+        running[conn] = index

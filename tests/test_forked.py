@@ -1,0 +1,201 @@
+"""Pairs solved side by side on forked processes (`solver/solve/forked.py`): the same answer as one process, byte
+for byte, including what later stages read from the context (chance cuts, the screen's point reasons).
+
+The reference is the serial run of the same code (`--processes 1`), which the rest of the suite checks against
+enumeration and hand calculations; these tests check that forking changes nothing but where the work runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from cli import main
+from solver.answers.report import explained
+from solver.errors import InputError, InternalError
+from solver.inputs.problem import Problem, load_problem
+from solver.render.jsonout import result_dict, to_json
+from solver.solve import forked
+from solver.solve.pipeline import PARALLEL_MIN_QUOTES, SolveSettings, prepare, processes_for, solve_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+DATACENTER = ROOT / "constraints" / "datacenter.yaml"
+INFEASIBLE = ROOT / "tests" / "infeasible" / "budget_and_deadline.yaml"
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
+
+
+def _pid_and_square(x: int) -> tuple[int, int]:
+    return os.getpid(), x * x
+
+
+@linux_only
+def test_answers_come_back_in_the_items_order_from_other_processes() -> None:
+    items = list(range(9))
+    got = forked.fork_map(_pid_and_square, items, 3, order=[8, 0, 7, 1, 6, 2, 5, 3, 4])
+    assert [sq for _pid, sq in got] == [x * x for x in items]
+    assert os.getpid() not in {pid for pid, _sq in got}
+
+
+def test_one_process_runs_here() -> None:
+    got = forked.fork_map(_pid_and_square, [1, 2, 3], 1)
+    assert got == [(os.getpid(), 1), (os.getpid(), 4), (os.getpid(), 9)]
+
+
+def test_an_order_that_is_not_a_permutation_is_refused() -> None:
+    if not forked.can_fork():
+        pytest.skip("fork is used on Linux only")
+    with pytest.raises(ValueError, match="permutation"):
+        forked.fork_map(_pid_and_square, [1, 2, 3], 2, order=[0, 0, 1])
+
+
+def _fails_on_two(x: int) -> int:
+    if x == 2:
+        raise InputError("two is not allowed", file="f.yaml", line=3, path="items[2]")
+    return x
+
+
+@linux_only
+def test_an_error_in_a_child_reaches_the_parent_as_it_was_raised() -> None:
+    with pytest.raises(InputError, match=r"^f\.yaml:3: items\[2\]: two is not allowed$"):
+        forked.fork_map(_fails_on_two, [0, 1, 2, 3], 2)
+
+
+def _dies_on_two(x: int) -> int:
+    if x == 2:
+        os._exit(3)  # as a crash in native code would: no answer, no exception
+    return x
+
+
+@linux_only
+def test_a_child_that_dies_is_an_internal_error_not_a_hang() -> None:
+    with pytest.raises(InternalError, match="died"):
+        forked.fork_map(_dies_on_two, [0, 1, 2, 3], 2)
+
+
+def _unpicklable(x: int) -> Any:
+    return lambda: x
+
+
+@linux_only
+def test_an_answer_that_cannot_come_back_is_an_internal_error() -> None:
+    with pytest.raises(InternalError, match="could not send its answer"):
+        forked.fork_map(_unpicklable, [0, 1], 2)
+
+
+def _nested(x: int) -> tuple[int, list[tuple[int, int]], bool]:
+    return os.getpid(), forked.fork_map(_pid_and_square, [x, x + 1], 2), forked.in_child()
+
+
+@linux_only
+def test_a_child_runs_its_own_maps_serially() -> None:
+    assert not forked.in_child()
+    for pid, inner, in_child in forked.fork_map(_nested, [1, 2], 2):
+        assert in_child and {p for p, _sq in inner} == {pid}
+
+
+def _json(problem: Problem, processes: int) -> str:
+    settings = SolveSettings(processes=processes)
+    ctx = prepare(problem, settings)
+    result = explained(ctx, solve_problem(problem, settings, ctx))
+    return to_json(result_dict(result))
+
+
+@linux_only
+@pytest.mark.parametrize("file", [DATACENTER, INFEASIBLE], ids=["feasible", "infeasible"])
+def test_two_processes_give_the_json_of_one(file: Path) -> None:
+    """Everything `plan solve` prints: the plan, the runners-up, every exclusion reason, the explanation of an
+    infeasible problem (which prunes points by the screen's known reasons), the frontier and the risk table."""
+    problem = load_problem(file)
+    assert _json(problem, 2) == _json(problem, 1)
+
+
+TWO_PAIRS = [
+    {"id": f"cut-{x}-{sys_}", "system": sys_, "mode": "cloud", "vendor": "test", "usd_per_gpu_hour": price,
+     "max_nodes": 4, "lead_time_days": 20, "lead_time_p90_days": 60, "fabric": f"fab-{sys_}",
+     "quoted_on": "2026-11-20", "valid_until": "2027-03-31", "kind": "list", "source": "test"}
+    for sys_, price in (("dgx-h100", 2.0), ("hgx-h200", 2.6)) for x in "ab"]
+"""Two pairs (H100 and H200 in the cloud), each with two late quotes of one fabric whose plans on both miss a 95%
+deadline confidence together (`test_chance.py` works the numbers): each pair's search adds chance cuts."""
+
+
+@linux_only
+def test_chance_cuts_found_in_children_reach_the_parent() -> None:
+    import solver.estimate.chance as chance
+    problem = {"name": "cut", "as_of": "2026-12-01",
+               "workload": {"method": "pretrain", "params": "7B", "tokens": "200B", "seq_len": 2048, "layers": 32,
+                            "hidden": 4096},
+               "schedule": {"deadline": "2027-03-06"},
+               "policy": {"modes": ["cloud"], "accelerators": {"include": ["h100-sxm", "h200"]},
+                          "deadline_confidence": 0.95},
+               "risk": {"uncertainty": {"scenarios": 4000}},
+               "objective": {"cost": 1, "delay_cost_usd_per_day": 10000}}
+    saved = chance.EXACT_QUOTE_SETS
+    chance.EXACT_QUOTE_SETS = 1
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            (tmp / "q.yaml").write_text(yaml.safe_dump({"quotes": TWO_PAIRS}))
+            (tmp / "p.yaml").write_text(yaml.safe_dump({**problem, "catalogs": ["q.yaml"]}, sort_keys=False))
+            loaded = load_problem(tmp / "p.yaml")
+            cat = loaded.files_catalog
+            assert cat is not None
+            keep = {k: v for k, v in cat.quotes.items() if k.startswith("cut-")}
+            p = loaded.with_catalog(dataclasses.replace(cat, quotes=MappingProxyType(keep)))
+            runs: list[tuple[Any, Any]] = []
+            for processes in (1, 2):
+                settings = SolveSettings(processes=processes)
+                ctx = prepare(p, settings)
+                assert processes_for(ctx, len(ctx.universe.pairs())) == processes
+                runs.append((solve_problem(p, settings, ctx), ctx))
+    finally:
+        chance.EXACT_QUOTE_SETS = saved
+    (serial, serial_ctx), (two, two_ctx) = runs
+    assert len(serial_ctx.cuts) == 2 and all(serial_ctx.cuts.values())  # both pairs were cut
+    assert two_ctx.cuts == serial_ctx.cuts
+    assert to_json(result_dict(two)) == to_json(result_dict(serial))
+
+
+@linux_only
+@pytest.mark.parametrize("file", [DATACENTER, INFEASIBLE], ids=["feasible", "infeasible"])
+def test_the_parent_knows_every_point_reason_the_children_found(file: Path) -> None:
+    """After the solve the parent's screen holds the same point reasons as after a serial solve (an explanation
+    prunes the points whose reasons are known, so a missing one could change its model, not only its speed)."""
+    problem = load_problem(file)
+    found = []
+    for processes in (1, 2):
+        settings = SolveSettings(processes=processes)
+        ctx = prepare(problem, settings)
+        solve_problem(problem, settings, ctx)
+        found.append(ctx.screen.findings({o.id for o in ctx.universe.options}))
+    serial, two = found
+    assert serial.local and serial.excluded
+    assert two == serial
+
+
+def test_the_default_forks_only_for_a_big_catalog_and_never_when_models_are_written(tmp_path: Path) -> None:
+    problem = load_problem(DATACENTER)
+    ctx = prepare(problem)
+    pairs = len(ctx.universe.pairs())
+    assert sum(len(o.quotes) for o in ctx.universe.options) < PARALLEL_MIN_QUOTES
+    assert processes_for(ctx, pairs) == 1
+    assert processes_for(prepare(problem, SolveSettings(processes=3)), pairs) == 3
+    assert processes_for(prepare(problem, SolveSettings(processes=3)), 2) == 2
+    assert processes_for(prepare(problem, SolveSettings(processes=3, debug_model=str(tmp_path))), pairs) == 1
+
+
+def test_the_cli_takes_processes_and_refuses_zero() -> None:
+    runner = CliRunner()
+    one = runner.invoke(main, ["solve", str(DATACENTER), "--format", "json", "--processes", "1"])
+    assert one.exit_code == 0, one.output
+    bad = runner.invoke(main, ["solve", str(DATACENTER), "--processes", "0"])
+    assert bad.exit_code == 2 and "--processes" in bad.output and "Traceback" not in bad.output
