@@ -10,9 +10,9 @@ search is single-threaded with a fixed seed (`engine.py`), so the result is byte
 Fork-safety: the children use no lock another thread of the parent could hold. Our own threads are the CP-SAT
 worker (idle between searches; a child starts its own, `engine._worker`) and the progress spinner (which never
 draws while a fork happens, `render/progress.py`); numpy's OpenBLAS threads have their own fork handlers. A child
-that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent stops them (`terminate`)
-and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only (unsafe with macOS system
-frameworks, absent on Windows); elsewhere the items run one after the other.
+that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent
+stops them (`terminate`) and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only
+(unsafe with macOS system frameworks, absent on Windows); elsewhere the items run one after the other.
 """
 
 from __future__ import annotations
