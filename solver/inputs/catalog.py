@@ -293,7 +293,7 @@ def shown_path(file: str | Path) -> str:
 
 def _files_in(path: Path) -> list[Path]:
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
     return [path]
 
 

@@ -15,13 +15,14 @@ import re
 import stat
 from datetime import date
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..errors import InputError
+from .jsonsrc import parse_json
+from .source import PathT, Source, path_str
 
 MAX_FILE_BYTES = 2_000_000
 """Largest problem (or saved-plan) YAML file read, in bytes: a problem is kilobytes; this bounds memory before
@@ -36,8 +37,6 @@ MAX_NODES = 200_000
 """Most values a document may expand to (aliases included) beyond one per byte of its text: bounds the work of a
 YAML alias bomb (a few bytes that expand to millions of values) without refusing a long honest file."""
 
-PathT = tuple[str | int, ...]
-
 _SCALAR_TAGS = {
     "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
@@ -47,17 +46,6 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
-
-
-def path_str(path: PathT) -> str:
-    """`('rules', 0, 'when')` -> `rules[0].when` — the form used in every message."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
 
 
 class Lines(Mapping[PathT, int]):
@@ -98,59 +86,6 @@ class Lines(Mapping[PathT, int]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
-
-
-@dataclass
-class Source:
-    """A loaded YAML document: its data, the line of every path in it, and the paths a `--set` replaced.
-
-    `overridden` maps a path to the `--set` expression that gave its value: errors at or below such a path are
-    reported against the `--set`, not against the file line whose value it replaced.
-    """
-
-    file: str
-    data: Any
-    lines: Mapping[PathT, int] = field(default_factory=dict)
-    overridden: dict[PathT, str] = field(default_factory=dict)
-
-    def line_of(self, path: PathT) -> int | None:
-        """The line of `path`, or of its nearest ancestor that has one."""
-        p = tuple(path)
-        while True:
-            if p in self.lines:
-                return self.lines[p]
-            if not p:
-                return None
-            p = p[:-1]
-
-    def set_by(self, path: PathT) -> str | None:
-        """The `--set` expression that gave `path` (or one of its ancestors) its value, or that created `path`
-        (a key the file does not have, made as the parent of a `--set` path), if any."""
-        p = tuple(path)
-        while p:
-            if p in self.overridden:
-                return self.overridden[p]
-            p = p[:-1]
-        if path and tuple(path) not in self.lines:
-            created = [o for k, o in self.overridden.items() if k[: len(path)] == tuple(path)]
-            if created:
-                return created[0]
-        return None
-
-    def where(self, path: PathT) -> str:
-        """`file:line` of a path, or `--set PATH=VALUE` when a `--set` gave it its value."""
-        via = self.set_by(path)
-        if via:
-            return via
-        line = self.line_of(path)
-        return f"{self.file}:{line}" if line else self.file
-
-    def error(self, path: PathT, message: str) -> InputError:
-        via = self.set_by(path)
-        shown = path_str(path) if path else None
-        if via:
-            return InputError(message, path=shown, origin=via)
-        return InputError(message, file=self.file, line=self.line_of(path), path=shown)
 
 
 def catalog_file_limit() -> int:
@@ -474,7 +409,10 @@ class _Builder:
 
 
 def parse_text(text: str, file: str) -> Source:
-    """Parse YAML text into a `Source`; every failure is an `InputError` naming `file`."""
+    """Parse YAML text into a `Source` (JSON when `file` ends in `.json`, `jsonsrc.py`); every failure is an
+    `InputError` naming `file`."""
+    if file.lower().endswith(".json"):
+        return parse_json(text, file)
     builder = _Builder(file, MAX_NODES + len(text))
     try:
         data = builder.build(getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text))
