@@ -141,8 +141,9 @@ def _processes(ctx: click.Context, _param: click.Parameter, value: int | None) -
 def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--processes", type=click.IntRange(1, 256), default=None, expose_value=False,
                       callback=_processes,
-                      help="Processes that solve accelerator/mode pairs side by side (Linux) [default: the CPUs this "
-                           "process may use, from 500 quotes; else 1]. The answer is the same.")(fn)
+                      help="Processes that solve accelerator/mode pairs side by side (Linux) [default: the pairs "
+                           "still unsolved after 0.25 s go to every CPU this process may use, up to 30,000 quotes]. "
+                           "The answer is the same.")(fn)
     fn = click.option("--max-seconds", type=Seconds(), default=None, expose_value=False, callback=_wall_deadline,
                       help="Wall-clock limit for the whole command: when it stops the search, the best plan found "
                            "is printed with the proven bound and the gap (exit 3). Not deterministic; off by "

@@ -10,9 +10,14 @@ each rented copy on its own fabric), written to one file and passed with `--quot
 `constraints/datacenter.yaml` (its rules off, so the copies are not named by them). Each case is one process
 running the console command in full — loading, the solve, the runners-up, the reasons every other option cannot
 work, the risk table, and for an infeasible problem its explanation — and reports wall time, exit status, the plan
-or conflict, and peak memory (max RSS of that process). Cases:
+or conflict, and peak memory: the max RSS of the command's own process, and with `--pss` (Linux) the peak of the
+proportional set size summed over it and the processes it forks to solve pairs side by side (`--processes`),
+sampled every 50 ms — shared pages counted once, so it is the memory the command takes from the machine. Reading
+/proc that often takes CPU from the forked searches, so quote times from a run without `--pss`. Cases:
 
 - base: as written; deadline: `schedule.deadline=2027-03-01`; budget-20M / budget-5M: `budget.max_usd`.
+
+`--formats yaml,json` runs each case on the quotes written as YAML and as JSON (`*.json`, read by the json module).
 """
 
 from __future__ import annotations
@@ -51,22 +56,50 @@ print(json.dumps({{"exit": code, "seconds": time.perf_counter() - t0,
 """
 
 
-def run_case(qfile: Path, sets: list[str], timeout: float) -> dict:
-    args = ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--quotes", str(qfile), "--set", "rules=[]",
-            "--format", "json"] + [a for s in sets for a in ("--set", s)]
-    t0 = time.perf_counter()
+def _tree_pss_kb(pid: int) -> int:
+    """Proportional set size of a process and its descendants, in kB (0 where /proc cannot tell)."""
+    total = 0
     try:
-        p = subprocess.run([sys.executable, "-c", RUN.format(root=str(ROOT), args=args)], capture_output=True,
-                           text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"status": f"killed after {timeout:g} s", "seconds": None}
-    wall = time.perf_counter() - t0
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1])
+    except OSError:
+        return total
+    return total + sum(_tree_pss_kb(int(k)) for k in kids)
+
+
+def run_case(qfile: Path, sets: list[str], timeout: float, extra: list[str] | None = None, pss: bool = False
+             ) -> dict:
+    args = ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--quotes", str(qfile), "--set", "rules=[]",
+            "--format", "json"] + [a for s in sets for a in ("--set", s)] + (extra or [])
+    with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:  # no pipe to fill up
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", RUN.format(root=str(ROOT), args=args)], stdout=out_f,
+                                stderr=err_f, text=True, cwd=ROOT)
+        peak_pss = 0
+        while proc.poll() is None:
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                proc.wait()
+                return {"status": f"killed after {timeout:g} s", "seconds": None}
+            if pss:
+                peak_pss = max(peak_pss, _tree_pss_kb(proc.pid))
+            try:
+                proc.wait(0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        wall = time.perf_counter() - t0
+        out_f.seek(0)
+        err_f.seek(0)
+        p = subprocess.CompletedProcess(proc.args, proc.returncode, out_f.read(), err_f.read())
     meta = json.loads(p.stderr.strip().splitlines()[-1])
     out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
     plan = out.get("plan") or {}
     expl = out.get("explanation") or {}
     return {"status": out.get("status"), "exit": meta["exit"], "seconds": round(wall, 2),
             "in_process_seconds": round(meta["seconds"], 2), "peak_mb": round(meta["peak_mb"]),
+            "peak_pss_mb_all_processes": round(peak_pss / 1e3) if peak_pss else None,
             "plan": [plan["option"], plan["nodes"], plan["cost_usd"]["total"]] if plan else None,
             "conflict": expl.get("conflict"), "proven": expl.get("proven") if expl else None}
 
@@ -76,18 +109,28 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds before a case is killed")
+    ap.add_argument("--formats", default="yaml", help="yaml, json or yaml,json: how the quotes are written")
+    ap.add_argument("--processes", type=int, default=None, help="passed to plan solve (default: its own)")
+    ap.add_argument("--pss", action="store_true", help="sample the memory of the process tree (costs CPU)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args()
     rows = []
+    extra = ["--processes", str(args.processes)] if args.processes else []
     with tempfile.TemporaryDirectory() as d:
         for n in [int(s) for s in args.sizes.split(",") if s]:
-            qfile = Path(d) / f"quotes-{n}.yaml"
-            qfile.write_text(yaml.dump({"quotes": catalog_shaped_quotes(n)},
-                                       Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False))
-            for case in args.cases.split(","):
-                row = {"quotes": n, "case": case, **run_case(qfile, CASES[case], args.timeout)}
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+            quotes = catalog_shaped_quotes(n)
+            for fmt in args.formats.split(","):
+                qfile = Path(d) / f"quotes-{n}.{fmt}"
+                if fmt == "json":
+                    qfile.write_text(json.dumps({"quotes": quotes}, default=str))
+                else:
+                    qfile.write_text(yaml.dump({"quotes": quotes}, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                                               sort_keys=False))
+                for case in args.cases.split(","):
+                    row = {"quotes": n, "format": fmt, "case": case, **run_case(qfile, CASES[case], args.timeout,
+                                                                                 extra, args.pss)}
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 

@@ -24,8 +24,8 @@ from solver.answers.report import explained
 from solver.errors import InputError, InternalError
 from solver.inputs.problem import Problem, load_problem
 from solver.render.jsonout import result_dict, to_json
-from solver.solve import forked
-from solver.solve.pipeline import PARALLEL_MIN_QUOTES, SolveSettings, prepare, processes_for, solve_problem
+from solver.solve import forked, pipeline
+from solver.solve.pipeline import SolveSettings, prepare, processes_for, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 DATACENTER = ROOT / "constraints" / "datacenter.yaml"
@@ -182,15 +182,47 @@ def test_the_parent_knows_every_point_reason_the_children_found(file: Path) -> N
     assert two == serial
 
 
-def test_the_default_forks_only_for_a_big_catalog_and_never_when_models_are_written(tmp_path: Path) -> None:
+def test_the_default_may_use_every_cpu_but_never_when_models_are_written(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     problem = load_problem(DATACENTER)
+    monkeypatch.setattr(pipeline, "available_cpus", lambda: 3)
     ctx = prepare(problem)
     pairs = len(ctx.universe.pairs())
-    assert sum(len(o.quotes) for o in ctx.universe.options) < PARALLEL_MIN_QUOTES
-    assert processes_for(ctx, pairs) == 1
-    assert processes_for(prepare(problem, SolveSettings(processes=3)), pairs) == 3
-    assert processes_for(prepare(problem, SolveSettings(processes=3)), 2) == 2
+    assert processes_for(ctx, pairs) == 3 and processes_for(ctx, 2) == 2
+    assert processes_for(prepare(problem, SolveSettings(processes=1)), pairs) == 1
     assert processes_for(prepare(problem, SolveSettings(processes=3, debug_model=str(tmp_path))), pairs) == 1
+    monkeypatch.setattr(pipeline, "PARALLEL_MAX_QUOTES", 10)
+    assert processes_for(ctx, pairs) == 1
+
+
+@linux_only
+@pytest.mark.parametrize("after, forked_pairs", [(1e9, None), (0.0, "all")])
+def test_by_default_only_the_pairs_left_after_a_while_are_forked(after: float, forked_pairs: str | None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search that ends within `FORK_AFTER_SECONDS` forks nothing; past it, every pair left is forked out (with
+    a zero delay, all of them); the JSON is the serial one either way."""
+    problem = load_problem(DATACENTER)
+    serial = _json(problem, 1)
+    calls: list[tuple[int, int]] = []
+    real = pipeline.fork_map
+
+    def recording(fn: Any, items: Any, processes: int, order: Any = None) -> Any:
+        calls.append((len(items), processes))
+        return real(fn, items, processes, order)
+
+    monkeypatch.setattr(pipeline, "fork_map", recording)
+    monkeypatch.setattr(pipeline, "available_cpus", lambda: 2)
+    monkeypatch.setattr(pipeline, "FORK_AFTER_SECONDS", after)
+    settings = SolveSettings()
+    ctx = prepare(problem, settings)
+    got = to_json(result_dict(explained(ctx, solve_problem(problem, settings, ctx))))
+    assert got == serial
+    pairs = len(ctx.universe.pairs())
+    solve_calls = [c for c in calls if c[0] == pairs]
+    if forked_pairs is None:
+        assert not solve_calls
+    else:
+        assert solve_calls and solve_calls[0] == (pairs, 2)
 
 
 def test_the_cli_takes_processes_and_refuses_zero() -> None:

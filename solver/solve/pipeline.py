@@ -68,8 +68,8 @@ class SolveSettings:
     reduce: bool = True
     """Drop the quotes a point never needs before modelling (`model/reduce.py`); off only to test that presolve."""
     processes: int | None = None
-    """Processes that solve pairs side by side (`forked.py`); None: every available CPU when the catalog is big
-    enough to gain from it (`PARALLEL_MIN_QUOTES`), else one. The answer is the same either way."""
+    """Processes that solve pairs side by side (`forked.py`); None: the pairs left after `FORK_AFTER_SECONDS` go to
+    every available CPU (`processes_for`). The answer is the same either way."""
 
     @property
     def limits(self) -> Limits:
@@ -408,39 +408,43 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   stopped_by=f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else None)
 
 
-PARALLEL_MIN_QUOTES = 500
-"""Quotes in the universe from which the pairs are solved on every available CPU by default: below, the search
-is too short to gain from forking (the bundled example's 63 quotes: 0.93–1.04 s on one process or two);
-bench/README.md, "Stop 27"."""
 PARALLEL_MAX_QUOTES = 30_000
-"""Quotes beyond which the default is one process again: a child shares the parent's memory only until it writes
-to it, and a search writes all over the heap (reference counts, new objects in old arenas). With 100,000 quotes
-two processes solve in 21.8 s instead of 24.8 s but peak at 2.2 GB together instead of 1.1 GB. `--processes`
+"""Quotes beyond which the default is one process: a child shares the parent's memory only until it writes to it,
+and a search writes all over the heap (reference counts, new objects in old arenas). With 100,000 quotes two
+processes solve in 21.8 s instead of 24.8 s but peak at 2.2 GB together instead of 1.1 GB. `--processes`
 overrides the default either way."""
+FORK_AFTER_SECONDS = 0.25
+"""By default the pairs are searched here, smallest first, and the ones left after this long are forked out: a
+short search (the bundled example, a tight deadline that leaves a few points) never pays for forking and for the
+caches its later stages would fill again, and a long one is shared. Where the work runs never changes the answer."""
 
 
 def processes_for(ctx: Context, pairs: int) -> int:
-    """How many processes solve the pairs: the settings' own, else every CPU for a catalog between
-    `PARALLEL_MIN_QUOTES` and `PARALLEL_MAX_QUOTES` quotes; never more than the pairs, and one when models are
-    written for debugging (their files are numbered in call order)."""
+    """How many processes may solve the pairs: the settings' own, else every CPU for a catalog of at most
+    `PARALLEL_MAX_QUOTES` quotes; never more than the pairs, and one when models are written for debugging (their
+    files are numbered in call order)."""
     if ctx.settings.debug_model:
         return 1
     wanted = ctx.settings.processes
     if wanted is None:
         quotes = sum(len(o.quotes) for o in ctx.universe.options)
-        wanted = available_cpus() if PARALLEL_MIN_QUOTES <= quotes <= PARALLEL_MAX_QUOTES else 1
+        wanted = available_cpus() if quotes <= PARALLEL_MAX_QUOTES else 1
     return max(1, min(wanted, pairs))
 
 
+PairAnswer = tuple[PairOutcome, list[ChanceCut], bool, ScreenFindings | None]
+
+
 def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[PairOutcome]:
-    """Each pair's best plan without the tie-break, in the pairs' order, on `processes_for` processes.
+    """Each pair's best plan without the tie-break, in the pairs' order, on up to `processes_for` processes: with
+    `--processes` the pairs are forked out from the start, by default only those left after `FORK_AFTER_SECONDS`.
 
     A child's chance cuts and wall-clock stop come back with its outcome, so the context ends as the serial solve
     leaves it: the screen's point reasons too (`Screen.findings`); other caches are filled again where later stages
     need them."""
     hint = ctx.settings.hint
 
-    def one(pair: str) -> tuple[PairOutcome, list[ChanceCut], bool, ScreenFindings | None]:
+    def one(pair: str) -> PairAnswer:
         sub = ctx.universe.subset(pair)
         out = solve_pair(ctx, sub, cost_hi, tie_break=False, hint=hint)
         found = ctx.screen.findings({o.id for o in sub.options}) if in_child() else None
@@ -449,10 +453,20 @@ def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[Pa
     size = {o.pair: 0 for o in ctx.universe.options}
     for o in ctx.universe.options:
         size[o.pair] += len(o.points) + len(o.quotes) * len(o.points)
-    order = sorted(range(len(pairs)), key=lambda k: (-size.get(pairs[k], 0), k))
-    found = fork_map(one, pairs, processes_for(ctx, len(pairs)), order)
+    left = sorted(range(len(pairs)), key=lambda k: (-size.get(pairs[k], 0), k))   # largest first
+    processes = processes_for(ctx, len(pairs))
+    answers: dict[int, PairAnswer] = {}
+    if processes == 1 or ctx.settings.processes is None:
+        start = time.monotonic()
+        while left and (processes == 1 or len(left) < 2 or time.monotonic() - start < FORK_AFTER_SECONDS):
+            k = left.pop()  # the smallest left
+            answers[k] = one(pairs[k])
+    if left:
+        log.info("forking %d processes for %d pairs", processes, len(left))
+        answers.update(zip(left, fork_map(one, [pairs[k] for k in left], processes), strict=True))
     outcomes = []
-    for pair, (out, cuts, out_of_time, findings) in zip(pairs, found, strict=True):
+    for k, pair in enumerate(pairs):
+        out, cuts, out_of_time, findings = answers[k]
         if cuts:
             ctx.cuts[pair] = cuts
         if findings is not None:
