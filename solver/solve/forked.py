@@ -62,9 +62,13 @@ def _child_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _serve(conn: Connection) -> None:
-    """A child's loop: receive an item's index, send back (True, answer) or (False, the exception); None ends it."""
+def _serve(conn: Connection, siblings: list[Connection]) -> None:
+    """A child's loop: receive an item's index, send back (True, answer) or (False, the exception); None ends it.
+    `siblings` are the parent's ends of the children forked before this one, closed here so that each child sees
+    the end of its pipe as soon as the parent is gone."""
     _child_init()
+    for end in siblings:
+        end.close()
     assert _job is not None
     fn, items = _job
     while True:
@@ -111,21 +115,19 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], processes: int, order: l
     global _job
     mp = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
-    _job = (fn, items)
-    try:
-        for _ in range(processes):
-            here, there = mp.Pipe()
-            child = mp.Process(target=_serve, args=(there,), daemon=True)
-            child.start()
-            there.close()
-            children.append((child, here))
-    finally:
-        _job = None
     answers: dict[int, R] = {}
     todo = iter(order)
     running: dict[Connection, int] = {}
     finished = False
     try:
+        _job = (fn, items)
+        for _ in range(processes):
+            here, there = mp.Pipe()
+            child = mp.Process(target=_serve, args=(there, [h for _c, h in children]), daemon=True)
+            child.start()
+            there.close()
+            children.append((child, here))
+        _job = None
         for _child, conn in children:
             _hand_out(conn, todo, running)
         owner = {conn: child for child, conn in children}
@@ -144,6 +146,7 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], processes: int, order: l
                 _hand_out(conn, todo, running)
         finished = True
     finally:
+        _job = None
         for child, conn in children:  # after an error the others' work is moot: they are stopped at once
             if finished:
                 child.join(timeout=JOIN_SECONDS)
