@@ -116,6 +116,14 @@ def test_bad_json_is_one_line_naming_file_line_and_path(tmp_path: Path, text: st
     assert msg.startswith(str(tmp_path / "feed.json") + where) and message in msg and "\n" not in msg, msg
 
 
+def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    text = json.dumps({"quotes": [QUOTE]}, indent=2)
+    f = tmp_path / "bom.json"
+    f.write_text("\ufeff" + text, encoding="utf-8")
+    assert "q-ok" in load_catalog([f]).quotes
+    assert parse_text("\ufeff" + text, "bom.json").lines[("quotes", 0)] == _item_lines(text)[0]
+
+
 def test_a_json_document_that_is_not_a_mapping_is_not_a_catalog(tmp_path: Path) -> None:
     msg = _error(tmp_path, "[1, 2]")
     assert "not a catalog file" in msg and msg.startswith(str(tmp_path / "feed.json")), msg

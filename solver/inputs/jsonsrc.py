@@ -116,7 +116,7 @@ def parse_json(text: str, file: str) -> Source:
     """Parse JSON text into a `Source` (see module docstring); every failure is an `InputError` naming `file`."""
     r = _Reader(text, file)
     lines: dict[PathT, int] = {}
-    pos = r.skip(0)
+    pos = r.skip(1 if text.startswith("\ufeff") else 0)  # a byte-order mark, as Windows editors write
     if not text.startswith("{", pos):  # not a mapping: read whole (the caller says what it expected)
         data, pos = r.value(pos, ())
         lines[()] = 1
