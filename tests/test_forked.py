@@ -8,7 +8,9 @@ enumeration and hand calculations; these tests check that forking changes nothin
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +23,7 @@ from click.testing import CliRunner
 
 from cli import main
 from solver.answers.report import explained
-from solver.errors import InputError, InternalError
+from solver.errors import InputError, InternalError, Interrupted
 from solver.inputs.problem import Problem, load_problem
 from solver.render.jsonout import result_dict, to_json
 from solver.solve import forked, pipeline
@@ -82,6 +84,15 @@ def test_a_child_that_dies_is_an_internal_error_not_a_hang() -> None:
         forked.fork_map(_dies_on_two, [0, 1, 2, 3], 2)
 
 
+@linux_only
+def test_a_child_that_dies_as_it_starts_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed before it reads its first item (the OOM killer, a signal): the parent's send or read fails at the
+    socket, which is reported as the child's death, not as a connection error."""
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "_after_fork", staticmethod(lambda: os._exit(9)))
+    with pytest.raises(InternalError, match="died"):
+        forked.fork_map(_pid_and_square, [1, 2, 3, 4], 2)
+
+
 def _unpicklable(x: int) -> Any:
     return lambda: x
 
@@ -101,6 +112,51 @@ def test_a_child_runs_its_own_maps_serially() -> None:
     assert not forked.in_child()
     for pid, inner, in_child in forked.fork_map(_nested, [1, 2], 2):
         assert in_child and {p for p, _sq in inner} == {pid}
+
+
+_SIGINT_AT_FORK = {"parent": False}
+"""Whether the parent sends itself SIGINT right after each fork (a Ctrl-C that lands while a child is started)."""
+
+
+def _sigint_in_parent() -> None:
+    if _SIGINT_AT_FORK["parent"]:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=_sigint_in_parent)
+
+
+def _my_children() -> set[str]:
+    multiprocessing.active_children()  # reaps the ones that have exited
+    return set(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split())
+
+
+@linux_only
+def test_a_ctrl_c_while_a_child_starts_is_ignored_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child is forked with SIGINT blocked until it ignores it: else the signal interrupts its start-up
+    (multiprocessing's bootstrap prints a traceback, and the child dies before it serves anything)."""
+    bootstrap = multiprocessing.process.BaseProcess._after_fork
+
+    def sigint_then_bootstrap() -> None:  # in the child, before it reaches `_child_init`
+        os.kill(os.getpid(), signal.SIGINT)
+        bootstrap()
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "_after_fork", staticmethod(sigint_then_bootstrap))
+    got = forked.fork_map(_pid_and_square, [1, 2, 3, 4], 2)
+    assert [sq for _pid, sq in got] == [1, 4, 9, 16]
+
+
+@linux_only
+def test_a_ctrl_c_while_a_child_starts_interrupts_the_parent_and_stops_the_child() -> None:
+    before = _my_children()
+    _SIGINT_AT_FORK["parent"] = True
+    try:
+        with pytest.raises(Interrupted):
+            forked.fork_map(_pid_and_square, [1, 2, 3, 4], 2)
+    finally:
+        _SIGINT_AT_FORK["parent"] = False
+    assert _my_children() <= before, "a child forked before the interruption is still running"
 
 
 def _json(problem: Problem, processes: int) -> str:

@@ -43,6 +43,30 @@ def slow_answer() -> str:
 # ---------------------------------------------------------------------------------------------- Ctrl-C
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="searches are forked on Linux only")
+@pytest.mark.parametrize("after", [0.0, 0.005, 0.02])
+def test_ctrl_c_as_the_searches_are_forked_stops_every_process_quietly(after: float) -> None:
+    """Ctrl-C as the terminal sends it (to the whole process group) just as the children start: exit 130, no
+    answer, no traceback from the parent or a child, and no child left running."""
+    p = subprocess.Popen([sys.executable, "cli.py", "solve", DATACENTER, "--processes", "2", "--format", "json"],
+                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    children: list[str] = []
+    while not children and p.poll() is None:
+        try:
+            children = Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()
+        except OSError:
+            pass
+        time.sleep(0.001)
+    if p.poll() is None:
+        time.sleep(after)
+        os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert children, "the search was never forked"
+    assert "Traceback" not in err
+    assert p.returncode == 130 and out == "" and err.strip().endswith("interrupted"), (p.returncode, err)
+    assert not [c for c in children if Path(f"/proc/{c}").exists()], "a forked search outlived its parent"
+
+
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.2, 2.4])
 def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
     """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already

@@ -57,17 +57,20 @@ def can_fork() -> bool:
 
 
 def _child_init() -> None:
+    """Ignore Ctrl-C, then let it through: the child was forked with SIGINT blocked (`_start`), so one that arrived
+    in between is discarded instead of interrupting the child's start-up with a traceback."""
     global _in_child
     _in_child = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _serve(conn: Connection, siblings: list[Connection]) -> None:
+def _serve(conn: Connection, parents_ends: list[Connection]) -> None:
     """A child's loop: receive an item's index, send back (True, answer) or (False, the exception); None ends it.
-    `siblings` are the parent's ends of the children forked before this one, closed here so that each child sees
-    the end of its pipe as soon as the parent is gone."""
+    `parents_ends` are the parent's ends of this child's pipe and of the pipes of the children forked before it:
+    inherited copies, closed here so that the child sees the end of its pipe as soon as the parent is gone."""
     _child_init()
-    for end in siblings:
+    for end in parents_ends:
         end.close()
     assert _job is not None
     fn, items = _job
@@ -122,32 +125,30 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], processes: int, order: l
     try:
         _job = (fn, items)
         for _ in range(processes):
-            here, there = mp.Pipe()
-            child = mp.Process(target=_serve, args=(there, [h for _c, h in children]), daemon=True)
-            child.start()
-            there.close()
-            children.append((child, here))
+            _start(mp, children)
         _job = None
-        for _child, conn in children:
-            _hand_out(conn, todo, running)
         owner = {conn: child for child, conn in children}
+        for _child, conn in children:
+            _hand_out(conn, todo, running, owner)
         while running:
             for ready in wait(list(running)):  # readable: an answer, or the end of a child that died
                 assert isinstance(ready, Connection)
                 conn = ready
                 try:
                     ok, payload = conn.recv()
-                except EOFError:
-                    owner[conn].join(timeout=JOIN_SECONDS)
-                    raise InternalError(f"a forked search died (exit code {owner[conn].exitcode})") from None
+                except (EOFError, ConnectionError):  # the end of the pipe, or a reset if it died unread
+                    raise _died(owner[conn]) from None
                 if not ok:
                     raise payload
                 answers[running.pop(conn)] = payload
-                _hand_out(conn, todo, running)
+                _hand_out(conn, todo, running, owner)
         finished = True
     finally:
         _job = None
         for child, conn in children:  # after an error the others' work is moot: they are stopped at once
+            if child.pid is None:  # interrupted before it was started
+                conn.close()
+                continue
             if finished:
                 child.join(timeout=JOIN_SECONDS)
             if child.is_alive():
@@ -157,13 +158,41 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], processes: int, order: l
     return answers
 
 
+def _start(mp: Any, children: list[tuple[Any, Connection]]) -> None:
+    """Fork one more child and list it with the parent's end of its pipe.
+
+    SIGINT is blocked in this thread meanwhile: a Ctrl-C between the fork and the child's `_child_init` would
+    otherwise interrupt the child's start-up (a traceback on the terminal), and one between the fork and the
+    listing would leave a child the parent does not know to stop. Here it stays pending until the child is listed,
+    then interrupts the parent as usual. The child is listed before it starts, so a Ctrl-C that reaches this thread
+    through another one (Python runs handlers in the main thread whichever thread took the signal) finds it too."""
+    here, there = mp.Pipe()
+    child = mp.Process(target=_serve, args=(there, [here] + [h for _c, h in children]), daemon=True)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        children.append((child, here))
+        child.start()
+        there.close()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 JOIN_SECONDS = 5.0
 """How long a child told to stop may take to exit before it is terminated."""
 
 
-def _hand_out(conn: Connection, todo: Iterator[int], running: dict[Connection, int]) -> None:
+def _died(child: Any) -> InternalError:
+    child.join(timeout=JOIN_SECONDS)
+    return InternalError(f"a forked search died (exit code {child.exitcode})")
+
+
+def _hand_out(conn: Connection, todo: Iterator[int], running: dict[Connection, int], owner: dict[Connection, Any]
+              ) -> None:
     """Send the next index to a free child, or None (stop) when there is none left."""
     index = next(todo, None)
-    conn.send(index)
+    try:
+        conn.send(index)
+    except (BrokenPipeError, ConnectionError):  # it died before it read anything (killed as it started)
+        raise _died(owner[conn]) from None
     if index is not None:
         running[conn] = index
