@@ -155,12 +155,15 @@ def test_a_ctrl_c_while_a_child_starts_interrupts_the_parent_and_stops_the_child
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("Python runs signal handlers in the main thread only")
     before = _my_children()
+    # A shell starts a background job with SIGINT ignored, and Python then keeps it so: make it what a terminal gives.
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     _SIGINT_AT_FORK["parent"] = True
     try:
         with pytest.raises(Interrupted):
             forked.fork_map(_pid_and_square, [1, 2, 3, 4], 2)
     finally:
         _SIGINT_AT_FORK["parent"] = False
+        signal.signal(signal.SIGINT, handler)
     assert _my_children() <= before, "a child forked before the interruption is still running"
 
 
