@@ -242,3 +242,28 @@ def test_earliest_start_is_the_first_day_the_ready_quotes_fit_the_limits(cells: 
     assert bounds_mod._earliest_start(split, ready, slips, 0, 0, 31, no) is None
     short = bounds_mod._Split(np.array([1, 1, 0]), np.array([10, 12, 20]), np.array([10, 12, 20]), 3)
     assert bounds_mod._earliest_start(short, ready, slips, 0, 0, no, no) is None
+
+
+def test_a_cap_below_every_bound_decides_a_pair_without_a_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Capped at the pair's own optimum, the search finds that optimum; a unit below, no plan, and when every
+    point's bound says so (sound bounds: checked against the enumeration above), no CP-SAT call is made — a
+    break-even step or a cheaper-neighbour search then costs only the bounds."""
+    from solver.solve.pipeline import solve_pair
+    problem = load_problem(Path(__file__).resolve().parent.parent / "constraints" / "finetune-70b.yaml")
+    ctx = prepare(problem, SolveSettings())
+    result = solve_problem(problem, ctx.settings, ctx)
+    assert result.plan is not None
+    pair, cap = result.plan.pair, result.plan.model_cost_units
+    sub, hi = ctx.universe.subset(pair), ctx.cost_hi()
+    at_cap = solve_pair(ctx, sub, hi, tie_break=False, cost_cap=cap)
+    assert at_cap.status == "optimal" and at_cap.objective == result.objective
+    floors = [b for o in sub.options for pt in o.points if pt.workable
+              and (b := ctx.bounds.point_lower(pt, cost_cap=cap - 1)) is not None]
+    assert not floors, "the example's bounds should leave no point under the cap"
+
+    def no_search(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("CP-SAT was called")
+
+    monkeypatch.setattr(ctx.engine, "solve", no_search)
+    below = solve_pair(ctx, sub, hi, tie_break=False, cost_cap=cap - 1)
+    assert below.status == "infeasible" and below.plan is None

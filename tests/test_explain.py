@@ -23,12 +23,14 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 from cli import main
+from solver.answers import conflicts
 from solver.answers.relax import combined_relaxation
 from solver.answers.report import solve_and_explain
 from solver.answers.whynot import WhyNot, why_not
 from solver.inputs.catalog import load_catalog
 from solver.inputs.overrides import Change
 from solver.inputs.problem import Problem, load_problem
+from solver.render.text import render_why_not
 from solver.render.jsonout import result_dict, to_json
 from solver.solve.pipeline import SolveSettings, prepare, solve_problem
 
@@ -277,6 +279,26 @@ def test_why_not_unknown_id_suggests_by_prefix() -> None:
     res = CliRunner().invoke(main, ["explain", str(ROOT / "constraints" / "finetune-70b.yaml"), "--why-not", "h100"])
     assert res.exit_code == 2 and res.stdout == ""
     assert "did you mean 'h100-sxm', 'h100-pcie'" in res.stderr
+
+
+def test_a_target_with_a_plan_never_builds_the_explanations_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target's best plan settles that it is feasible: the explanation's model (every point and quote of its
+    pairs, 73 s of a 10,000-quote why-not before) is built only when there is no such plan."""
+    def refuse(self: Any, pair: str) -> Any:
+        raise AssertionError(f"the explanation's model of {pair} was built")
+
+    monkeypatch.setattr(conflicts.PairOracle, "model", refuse)
+    out = why_not(load_problem(ROOT / "constraints" / "finetune-70b.yaml"), "h200")
+    assert out["status"] == "more_expensive" and out["plan"].accelerator == "h200"
+
+
+def test_a_target_whose_search_found_no_plan_but_that_can_work_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A time limit can stop the target's search before any plan while the feasibility check finds one: that is
+    said as it is, not as infeasible nor as a crash."""
+    monkeypatch.setattr(WhyNot, "best_forced", lambda self, t, repriced=None, tie_break=True: None)
+    out = why_not(load_problem(ROOT / "constraints" / "finetune-70b.yaml"), "h200")
+    assert out["status"] == "unknown"
+    assert "hit the time limit" in render_why_not(out)
 
 
 def test_break_even_price_flips_the_ranking() -> None:

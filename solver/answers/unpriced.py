@@ -27,7 +27,7 @@ from ..solve.brute import best_at
 from ..solve.pipeline import Context, SolveSettings, prepare
 from ..solve.plan import Plan, Result
 from .conflicts import PairOracle, covering_reason, why_excluded
-from .whynot import Target, WhyNot, bisect_price, forcing, ranks_first
+from .whynot import Target, WhyNot, bisect_price, forcing, ranks_first, winning_cap
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +80,11 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
         return out
     horizon, unit = wn.ctx.universe.horizon, wn.ctx.unit
 
+    cap = winning_cap(base, chosen)
+
     def wins(price: float) -> bool:
         log.info("unpriced break-even: %s at %.2f", q.id, price)
-        r = wn.best_forced(t, (q.id, price))
+        r = wn.best_forced(t, (q.id, price), tie_break=False, cost_cap=cap)
         return r is not None and ranks_first(r[1], chosen, base, horizon, unit)
 
     if not wins(step):

@@ -132,8 +132,12 @@ class WhyNot:
         self.settings = settings
         self.main = main or solve_problem(problem, settings, self.ctx)
 
-    def best_forced(self, t: Target, repriced: tuple[str, float] | None = None) -> tuple[int, Plan] | None:
-        """Best plan that uses the target; `repriced` = (quote id, price) replaces one quote's price (a what-if)."""
+    def best_forced(self, t: Target, repriced: tuple[str, float] | None = None, *, tie_break: bool = True,
+                    cost_cap: int | None = None) -> tuple[int, Plan] | None:
+        """Best plan that uses the target; `repriced` = (quote id, price) replaces one quote's price (a what-if).
+        Without `tie_break`, one of the best plans: enough where only its score counts (the objective is one-to-one
+        in cost and finish, `model/objective.py`, so every best plan scores the same). `cost_cap` (units): only
+        plans that cost at most that much (None if there is none), which the bounds make a much smaller search."""
         problem = self.problem
         if repriced is not None:
             qid, price = repriced
@@ -146,7 +150,8 @@ class WhyNot:
         protect = frozenset({t.quote}) if t.quote else frozenset()
         best: tuple[int, Plan] | None = None
         for pair in sorted(t.pairs):
-            out = solve_pair(ctx, ctx.universe.subset(pair), hi, tie_break=True, forced=forced, protect=protect)
+            out = solve_pair(ctx, ctx.universe.subset(pair), hi, tie_break=tie_break, forced=forced, protect=protect,
+                             cost_cap=cost_cap)
             if out.plan is not None and out.objective is not None and (best is None or out.objective < best[0]):
                 best = (out.objective, out.plan)
         return best
@@ -160,15 +165,19 @@ class WhyNot:
             out.update(status="excluded", reasons=self._static_reasons(target, kind, qid))
             return out
         t = Target(target, kind, options, qid)
-        oracle = PairOracle(ctx, pairs=sorted(p for p in ctx.universe.pairs() if p in t.pairs),
-                            forced=forcing(options, qid), protect=frozenset({qid}) if qid else frozenset())
-        if oracle.status(oracle.all_groups()) != "feasible":
-            expl = explain(ctx, oracle=oracle)
-            expl["subject"] = target
-            out.update(status="infeasible", explanation=expl)
-            return out
+        # The best plan with the target decides feasibility too; only without one is the explanation's model built
+        # (over every point and quote of the target's pairs: with a marketplace catalog, the dearest step).
         best = self.best_forced(t)
-        assert best is not None
+        if best is None:
+            oracle = PairOracle(ctx, pairs=sorted(p for p in ctx.universe.pairs() if p in t.pairs),
+                                forced=forcing(options, qid), protect=frozenset({qid}) if qid else frozenset())
+            if oracle.status(oracle.all_groups()) != "feasible":
+                expl = explain(ctx, oracle=oracle)
+                expl["subject"] = target
+                out.update(status="infeasible", explanation=expl)
+                return out
+            out.update(status="unknown")  # a plan exists, but the search for the best one hit a time limit
+            return out
         _obj, plan = best
         chosen = self.main.plan
         if chosen is None or self.main.objective is None:
@@ -203,9 +212,11 @@ class WhyNot:
         step = price_step(q.mode)
         horizon, unit = self.ctx.universe.horizon, self.ctx.unit
 
+        cap = winning_cap(self.problem, chosen)
+
         def wins(price: float) -> bool:
             log.info("break-even search: %s at %.2f", quote_id, price)
-            r = self.best_forced(t, (quote_id, price))
+            r = self.best_forced(t, (quote_id, price), tie_break=False, cost_cap=cap)
             return r is not None and ranks_first(r[1], chosen, self.problem, horizon, unit)
 
         floor = step if q.mode == "cloud" else 0.0
@@ -215,6 +226,13 @@ class WhyNot:
         lo, _hi = bisect_price(floor, q.price, step, wins)
         return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": PRICE_UNITS[q.mode],
                 "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
+
+
+def winning_cap(problem: Problem, chosen: Plan) -> int | None:
+    """The most (model units) a plan may cost and still rank first against `chosen` (`ranks_first`): its cost
+    under `objective: cost`, where cost comes first; None under the others, where a faster plan may cost more. A
+    search capped there finds a plan exactly when the uncapped one finds a winner, and the same best plan then."""
+    return chosen.model_cost_units if problem.spec.objective == "cost" else None
 
 
 def price_step(mode: str) -> float:

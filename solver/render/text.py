@@ -467,6 +467,9 @@ def render_why_not(out: dict[str, Any], verbose: bool = False) -> str:
         return render_explanation(out["explanation"], verbose) + "\n"
     p: Any = out.get("plan")
     c: Any = out.get("chosen")
+    if st == "unknown":
+        return clean(f"{t} can work, but the search for its best plan hit the time limit before finding one; "
+                     "try a larger --time-limit.\n")
     if st == "feasible":
         return clean(f"{t} can work: its best plan is {p.option} x{p.nodes} at {usd(p.total_cost)}; the problem "
                      "has no proven plan to compare it with.\n")

@@ -309,6 +309,8 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
         sorted(((lb, k, pt) for k, pt in enumerate(pts)
                 if (lb := ctx.bounds.point_bound(pt, cost_hi, cost_cap)) is not None), key=lambda t: (t[0], t[1]))
     if not ranked:
+        if ctx.bounds.sound:  # each point's bound proves it has no plan (within `cost_cap`): nothing to search
+            return PairOutcome(INFEASIBLE, None, None, None)
         return run(model(None), hint, tie_break)
 
     def step(keep: set[tuple[str, int]], last: Step[tuple[PairOutcome, Built]] | None
