@@ -30,7 +30,7 @@ from solver.answers.whynot import WhyNot, why_not
 from solver.inputs.catalog import load_catalog
 from solver.inputs.overrides import Change
 from solver.inputs.problem import Problem, load_problem
-from solver.render.text import render_why_not
+from solver.render.text import render_result, render_why_not
 from solver.render.jsonout import result_dict, to_json
 from solver.solve.pipeline import SolveSettings, prepare, solve_problem
 
@@ -199,6 +199,27 @@ def test_cli_infeasible_exit_1_leads_with_the_cause_and_collapses_capacities() -
     assert "quotes.*.max_nodes" in out and "capacity of 2 quotes" in out
     verbose = CliRunner().invoke(main, ["solve", str(INF / "budget_and_deadline.yaml"), "--verbose"]).stdout
     assert "quotes.lambda-h100-8x-ondemand.max_nodes" in verbose.split("Smallest")[0]
+
+
+def test_only_the_quotes_with_the_most_capacity_are_relaxed_one_by_one(explanations: dict[str, Any],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """With more quote capacities in the conflict than `MAX_QUOTE_RELAXATIONS`, the quotes with the most capacity
+    are relaxed (each exactly as without the limit), and the others are counted and said to be left out."""
+    from solver.answers import relax
+    full = explanations["budget_and_deadline.yaml"].explanation
+    capacities = [g for g in full["conflict"] if g.startswith("quotes.")]
+    assert len(capacities) == 2 and "quotes_not_relaxed" not in full
+    monkeypatch.setattr(relax, "MAX_QUOTE_RELAXATIONS", 1)
+    problem = load_problem(INF / "budget_and_deadline.yaml")
+    ctx, r = solve_and_explain(problem)
+    held = {g: problem.catalog.quotes[g[len("quotes."):-len(".max_nodes")]].max_nodes for g in capacities}
+    widest = min(capacities, key=lambda g: (-held[g], g))
+    got = r.explanation
+    assert got["conflict"] == full["conflict"] and got["quotes_not_relaxed"] == 1
+    assert [x["group"] for x in got["relaxations"] if x["group"].startswith("quotes.")] == [widest]
+    assert [x for x in got["relaxations"] if x["group"] == widest] == \
+        [x for x in full["relaxations"] if x["group"] == widest]
+    assert "the capacity of 1 more quote in the conflict is not relaxed" in render_result(r)
 
 
 def test_cause_dates_agree_with_the_deadline_relaxation(explanations: dict[str, Any]) -> None:

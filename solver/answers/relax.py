@@ -42,6 +42,10 @@ MAX_ALTERNATIVES = 5
 _SCHEDULE = frozenset({"schedule.deadline", "schedule.earliest_start"})
 MAX_CAUSES = 8
 """Most pairs listed in the schedule cause table (the earliest finishers first)."""
+MAX_QUOTE_RELAXATIONS = 6
+"""Most quotes whose capacity is relaxed one at a time when a conflict holds many (a marketplace catalog puts
+every quote of a short-capacity pair in it): each relaxation is two solves, and past a few the list only repeats
+"raise one more quote". The quotes with the most capacity go first — the fewest nodes short of a plan."""
 
 
 def plan_summary(ctx: Context, b: Built, solver_value: Callable[[Any], int]) -> dict[str, Any]:
@@ -391,6 +395,13 @@ def conflict_of(ctx: Context, oracle: PairOracle | None = None) -> tuple[list[st
     return list(found.groups), found.proven and first == "infeasible" and oracle.undecided == 0
 
 
+def _quotes_not_relaxed(ctx: Context, conflict: list[str]) -> set[str]:
+    """The quote capacity groups of the conflict beyond the `MAX_QUOTE_RELAXATIONS` quotes with the most capacity
+    (ties: by id), which are not relaxed one by one."""
+    held = sorted((-ctx.universe.quote(q).max_nodes, q) for g in conflict if (q := capacity_quote(g)) is not None)
+    return {capacity_group(q) for _cap, q in held[MAX_QUOTE_RELAXATIONS:]}
+
+
 def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]:
     """The full explanation of an infeasible problem (or of a forced option, with a forcing oracle)."""
     oracle = oracle or PairOracle(ctx)
@@ -404,7 +415,10 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
                "where": where(ctx.problem, g)} for g in conflict]
     relaxations: list[dict[str, Any]] = []
     alternatives: list[dict[str, Any]] = []
+    skipped = _quotes_not_relaxed(ctx, conflict)
     for g in conflict:
+        if g in skipped:
+            continue
         log.info("relaxing %s", g)
         if is_numeric(g):
             r = _numeric_relaxation(ctx, oracle, g, groups)
@@ -428,6 +442,8 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
     out: dict[str, Any] = {"conflict": conflict, "conflict_detail": detail, "relaxations": relaxations,
                            "alternatives": alternatives[:MAX_ALTERNATIVES], "combined": combined,
                            "proven": proven}
+    if skipped:
+        out["quotes_not_relaxed"] = len(skipped)
     if "schedule.deadline" in conflict:
         out["causes"] = schedule_causes(ctx, sorted(oracle.items))
     return out

@@ -430,6 +430,9 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
                  _plan_brief(r.get("plan")) + ("" if r.get("proven", True) else "  [not proven: time limit]")]
                 for r in expl["relaxations"]]
         lines += ["  " + line for line in tabulate(rows, tablefmt="plain").splitlines()]
+        if expl.get("quotes_not_relaxed"):
+            lines.append(f"  (the capacity of {plural(expl['quotes_not_relaxed'], 'more quote')} in the conflict is "
+                         "not relaxed one by one: only that of the quotes with the most capacity)")
     drops = [a for a in expl.get("alternatives", []) if "relax" not in a]
     if drops:
         lines.append("Other ways out (dropping these constraints):")
@@ -441,7 +444,8 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
         for c in comb["changes"]:
             lines.append(f"  {c['group']:<34} {fmt_value(c['from'], c['unit']):>14} -> {fmt_value(c['to'], c['unit'])}")
         lines.append(f"  -> {_plan_brief(comb.get('plan'))}")
-    if not expl.get("relaxations") and not drops and not comb and expl.get("conflict"):
+    if not expl.get("relaxations") and not drops and not comb and expl.get("conflict") and \
+            not expl.get("quotes_not_relaxed"):
         lines.append("No single change of these constraints restores feasibility.")
     if causes and deadline:
         lines.append("Earliest finish per option (lead times, memory, site and policy; budget and rules aside):")
