@@ -373,22 +373,23 @@ class _Builder:
             if not live:
                 continue
             ge = self._threshold(self.planned, "F", "ge", v)
-            for view in (0, 1):
-                terms, hi = [], 0
-                for i in live:
-                    nodes = self.z[i] if single else self.y.get((qid, i))
-                    if nodes is None:  # the quote is not modelled at this point (`reduce.py`)
-                        continue
-                    pt = self.points[i]
-                    k = wait_units(pt, t, w, self.unit, single)[view]
-                    if k <= 0:
-                        continue
-                    terms.append(k * nodes)
-                    hi = max(hi, k if single else k * pt.n)
-                if not terms:
+            terms: tuple[list[Any], list[Any]] = ([], [])
+            his = [0, 0]
+            for i in live:
+                nodes = self.z[i] if single else self.y.get((qid, i))
+                if nodes is None:  # the quote is not modelled at this point (`reduce.py`)
                     continue
+                pt = self.points[i]
+                for view, k in enumerate(wait_units(pt, t, w, self.unit, single)):
+                    if k > 0:
+                        terms[view].append(k * nodes)
+                        his[view] = max(his[view], k if single else k * pt.n)
+            for view in (0, 1):
+                if not terms[view]:
+                    continue
+                hi = his[view]
                 extra = self.m.new_int_var(0, hi, f"wait_{'cash' if view else 'cost'}[{qid}>={v}]")
-                self.m.add(extra >= sum(terms) - hi * (1 - ge))
+                self.m.add(extra >= sum(terms[view]) - hi * (1 - ge))
                 (self.cash_adds if view else self.cost_adds).append(extra)
                 added += 1
         return added
