@@ -29,7 +29,7 @@ from ..inputs.problem import Problem
 from ..model.money import units
 from ..model.screening import Screen
 from ..solve.engine import OPTIMAL
-from ..solve.pipeline import Context, SolveSettings, prepare, solve_pair, solve_problem
+from ..solve.pipeline import Best, Context, SolveSettings, best_only, prepare, solve_pair, solve_problem
 from ..solve.plan import Plan, Result
 
 log = logging.getLogger(__name__)
@@ -79,22 +79,35 @@ def _point(problem: Problem, plan: Plan, proven: bool) -> FrontierPoint:
     return FrontierPoint(plan, deadline is None or plan.finish <= deadline, proven)
 
 
+PRUNED_FROM_QUOTES = 5_000
+"""Quotes from which each date's winner is found by `best_only` (pairs searched one after another, by bound,
+most never): with 10,000 quotes the frontier takes 24 s instead of 55 s. Below, the full solve's pairs side by side
+on every CPU are as fast or faster (1,000 quotes: 11.9 s against 12.8 s; the bundled example 4.0 against 4.3 s)."""
+
+
+def _winner(problem: Problem, settings: SolveSettings) -> Best:
+    if len(problem.catalog.quotes) >= PRUNED_FROM_QUOTES:
+        return best_only(problem, settings)
+    r = solve_problem(problem, settings)
+    return Best(r.plan, r.status)
+
+
 def frontier(problem: Problem, settings: SolveSettings, points: int = 12) -> list[FrontierPoint]:
     """Up to `points` frontier points from the fastest plan to the cheapest, in order of finish (see module
     docstring); empty when the problem has no plan whatever the deadline."""
     points = max(2, min(points, MAX_POINTS))
     free = without_deadline(problem)
-    cheapest = solve_problem(free, settings)
+    cheapest = _winner(free, settings)
     if cheapest.plan is None:
         return []
-    fastest = solve_problem(without_deadline(problem, "time"), settings)
+    fastest = _winner(without_deadline(problem, "time"), settings)
     assert fastest.plan is not None
     first, last = fastest.plan.finish, cheapest.plan.finish
     span = (last - first).days
     days = sorted({first + timedelta(days=round(span * k / (points - 1))) for k in range(points)})
     found: dict[tuple[date, str], FrontierPoint] = {}
     for day in days:
-        r = cheapest if day >= last else solve_problem(with_deadline(problem, day), settings)
+        r = cheapest if day >= last else _winner(with_deadline(problem, day), settings)
         if r.plan is not None:
             found[(r.plan.finish, r.plan.option)] = _point(problem, r.plan, r.status == OPTIMAL)
     return pareto(list(found.values()))

@@ -410,6 +410,65 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   stopped_by=f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else None)
 
 
+@dataclass(frozen=True)
+class Best:
+    """The best plan of a problem without its runners-up (`best_only`), and the status `solve_problem` would give."""
+
+    plan: Plan | None
+    status: str
+
+
+def may_win(floor: int | None, pair: str, best: tuple[int, str] | None) -> bool:
+    """Whether a pair whose plans' objective is at least `floor` (None: unknown) could be chosen over the best
+    (objective, pair) so far: the solve ranks plans by objective, then by pair name."""
+    if floor == NO_PLAN_BOUND:
+        return False
+    return best is None or floor is None or (floor, pair) < best
+
+
+@collect.paused()
+def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Context | None = None) -> Best:
+    """`solve_problem`'s plan and status, without the best plan of every other pair: for answers that solve many
+    variants and keep only each one's winner (the frontier's dates).
+
+    Pairs are searched by their closed-form bound, least first (`model/bounds.py`), and a pair whose bound already
+    exceeds the best plan found — or equals it while its name sorts after the best pair's, the solve's tie rule — is
+    not searched: its optimum cannot win. Under `objective: cost` the others are searched for plans that cost no
+    more than the best so far (a cap the bounds apply per point before any model). The winner gets the same
+    tie-break solve as in `solve_problem`, so the plan is the same, byte for byte."""
+    ctx = ctx or prepare(problem, settings)
+    settings = ctx.settings
+    universe = ctx.universe
+    cost_hi = ctx.cost_hi()
+    pairs = universe.pairs()
+    floors = {pair: _closed_form_bound(ctx, pair, cost_hi) for pair in pairs}
+    order = sorted(range(len(pairs)), key=lambda k: (floors[pairs[k]] if floors[pairs[k]] is not None else 0, k))
+    best: tuple[int, str, Plan] | None = None
+    unproven = False
+    for k in order:
+        pair = pairs[k]
+        if not may_win(floors[pair], pair, None if best is None else best[:2]):
+            continue
+        cap = best[2].model_cost_units if best is not None and problem.spec.objective == "cost" else None
+        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint, cost_cap=cap)
+        if out.plan is None:
+            unproven = unproven or out.status != INFEASIBLE
+            continue
+        unproven = unproven or out.status != OPTIMAL
+        assert out.objective is not None
+        if best is None or (out.objective, pair) < best[:2]:
+            best = (out.objective, pair, out.plan)
+    if best is None:
+        return Best(None, "unknown" if unproven else INFEASIBLE)
+    plan = best[2]
+    if not unproven:
+        out = solve_pair(ctx, universe.subset(best[1]), cost_hi, tie_break=True, hint=settings.hint)
+        if out.plan is not None and out.objective == best[0]:
+            plan = out.plan
+    check_plan(problem, universe, plan)
+    return Best(plan, "feasible" if unproven else OPTIMAL)
+
+
 PARALLEL_MAX_QUOTES = 30_000
 """Quotes beyond which the default is one process: a child shares the parent's memory only until it writes to it,
 and a search writes all over the heap (reference counts, new objects in old arenas). With 100,000 quotes two
@@ -503,5 +562,5 @@ def _cross_check(ctx: Context, status: str, best: int | None) -> None:
                              "(cf. google/or-tools#5293)")
 
 
-__all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "solve_pair", "optimise", "PairOutcome",
-           "Forcing"]
+__all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "best_only", "Best", "solve_pair",
+           "optimise", "PairOutcome", "Forcing"]
