@@ -3,6 +3,7 @@
     python bench/scale.py                                   # 1,000 and 10,000 quotes, four cases each
     python bench/scale.py --sizes 1000 --cases base,budget-5M
     python bench/scale.py --sizes 100000 --timeout 600 --json bench/scale-results.json
+    python bench/scale.py --formats json --command "explain --why-not h100-sxm"   # or "frontier"
 
 Quotes are `bench/risk.py`'s catalog-shaped copies of the bundled catalog (every accelerator, system, mode and
 contract in the proportions of real quotes; price ×0.8–1.25, lead time ×0.5–2, capacity ×0.25–4, validity ±90 days,
@@ -27,6 +28,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import shlex
 import time
 from pathlib import Path
 
@@ -69,10 +71,11 @@ def _tree_pss_kb(pid: int) -> int:
     return total + sum(_tree_pss_kb(int(k)) for k in kids)
 
 
-def run_case(qfile: Path, sets: list[str], timeout: float, extra: list[str] | None = None, pss: bool = False
-             ) -> dict:
-    args = ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--quotes", str(qfile), "--set", "rules=[]",
-            "--format", "json"] + [a for s in sets for a in ("--set", s)] + (extra or [])
+def run_case(qfile: Path, sets: list[str], timeout: float, extra: list[str] | None = None, pss: bool = False,
+             command: str = "solve") -> dict:
+    verb, *options = shlex.split(command)
+    args = [verb, str(ROOT / "constraints" / "datacenter.yaml"), "--quotes", str(qfile), "--set", "rules=[]",
+            "--format", "json"] + [a for s in sets for a in ("--set", s)] + options + (extra or [])
     with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:  # no pipe to fill up
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-c", RUN.format(root=str(ROOT), args=args)], stdout=out_f,
@@ -112,6 +115,8 @@ def main() -> None:
     ap.add_argument("--formats", default="yaml", help="yaml, json or yaml,json: how the quotes are written")
     ap.add_argument("--processes", type=int, default=None, help="passed to plan solve (default: its own)")
     ap.add_argument("--pss", action="store_true", help="sample the memory of the process tree (costs CPU)")
+    ap.add_argument("--command", default="solve",
+                    help='the plan command and its options, e.g. "frontier" or "explain --why-not h100-sxm"')
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args()
     rows = []
@@ -127,8 +132,8 @@ def main() -> None:
                     qfile.write_text(yaml.dump({"quotes": quotes}, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
                                                sort_keys=False))
                 for case in args.cases.split(","):
-                    row = {"quotes": n, "format": fmt, "case": case, **run_case(qfile, CASES[case], args.timeout,
-                                                                                 extra, args.pss)}
+                    row = {"quotes": n, "format": fmt, "case": case, "command": args.command,
+                           **run_case(qfile, CASES[case], args.timeout, extra, args.pss, args.command)}
                     print(json.dumps(row), flush=True)
                     rows.append(row)
     if args.json:

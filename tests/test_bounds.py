@@ -143,6 +143,42 @@ def _check_bounded_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]
                     assert fast.proven and slow.proven
 
 
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.integers(min_value=0, max_value=10_000))
+def test_bounded_minimum_under_a_why_not_forcing_equals_the_full_models(problem: dict[str, Any],
+                                                                         quotes: list[dict[str, Any]],
+                                                                         pick: int) -> None:
+    """As above, with the plans forced to use one option or one quote (a why-not's target): forcing only removes
+    plans, so the bounded search over growing point sets finds the full model's minimum."""
+    from solver.answers.whynot import forcing
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            p = _load(problem, quotes, Path(d))
+            ctx = prepare(p, SolveSettings())
+            options = [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+            if not options:
+                return
+            # Forced onto its dearest quote when it has several (the forcing then binds), else onto the option.
+            target = max(options, key=lambda o: (len(o.quotes), o.id)) if pick % 2 else options[pick % len(options)]
+            dearest = max(target.quotes, key=lambda q: (q.price or 0.0, q.id)) if len(target.quotes) > 1 else None
+            qid = dearest.id if dearest is not None else None
+            oracle = PairOracle(ctx, pairs=[target.pair], forced=forcing([target], qid),
+                                protect=frozenset({qid}) if qid else frozenset())
+            groups = oracle.all_groups()
+            for active in ([g for g in groups if g != "budget.max_usd"], groups):
+                for kind in ("cash", "cost", "finish"):
+                    q = {"cash": lambda b: b.cash, "cost": lambda b: b.cost, "finish": lambda b: b.finish}[kind]
+                    fast = oracle.minimize(active, q, lower=kind)
+                    slow = oracle.minimize(active, q)
+                    assert (fast is None) == (slow is None), (target.id, qid, kind)
+                    if fast is not None and slow is not None:
+                        assert fast.value == slow.value, (target.id, qid, kind, fast.value, slow.value)
+    finally:
+        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+
+
 def test_price_templates_match_the_cost_functions() -> None:
     """Per-node lines and totals scaled from the per-price-key templates equal a direct call of the cost model
     (to 1e-9: the totals are affine fits, L0 + price × (L1 − L0), which round differently in the last digits)."""

@@ -417,7 +417,8 @@ class PairOracle:
         cannot finish by it)."""
         act = set(active)
         best: Minimum | None = None
-        bounded = lower is not None and self.forced_fn is None and not self.elastic and self.ctx.bounds.sound
+        # Forcing (a why-not's target) only removes plans, so the bounds stay lower bounds under it.
+        bounded = lower is not None and not self.elastic and self.ctx.bounds.sound
         pairs = [pair for pair in self.items if not self.covered(pair, act)]
         cands: dict[str, list[tuple[int, Point]]] = {}
         if bounded:
@@ -482,7 +483,8 @@ class PairOracle:
             b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
                       cuts=self.ctx.cuts.get(pair, ()), protect=self.protect,
                       usable=lambda pt: self.ctx.bounds.usable(pt, act), active=frozenset(act))
-            got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits], quantity, cap, pair)
+            forced = self.forced_fn(b) if self.forced_fn else []
+            got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits] + forced, quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
 
         found = grow(cands, step, self.ctx.bounds.weight)
