@@ -179,6 +179,44 @@ def test_bounded_minimum_under_a_why_not_forcing_equals_the_full_models(problem:
         bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
 
 
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.integers(min_value=0, max_value=10_000))
+def test_bounded_feasibility_under_a_forcing_is_the_full_models(problem: dict[str, Any],
+                                                                quotes: list[dict[str, Any]], pick: int) -> None:
+    """A why-not's conflict search decides each pair under a forcing on a model of only the points and quotes the
+    bounds leave (`PairOracle._bounded_status`): the same status as the pair's full model, under every group, all
+    but the budget, all but the deadline, and none."""
+    from solver.answers.whynot import forcing
+    from solver.solve.engine import FEASIBLE, OPTIMAL
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            p = _load(problem, quotes, Path(d))
+            ctx = prepare(p, SolveSettings())
+            options = [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+            if not options:
+                return
+            target = options[pick % len(options)]
+            dearest = max(target.quotes, key=lambda q: (q.price or 0.0, q.id)) if pick % 2 and target.quotes else None
+            qid = dearest.id if dearest is not None else None
+            oracle = PairOracle(ctx, pairs=[target.pair], forced=forcing([target], qid),
+                                protect=frozenset({qid}) if qid else frozenset())
+            groups = oracle.all_groups()
+            b = oracle.model(target.pair)
+            for active in (groups, [g for g in groups if g != "budget.max_usd"],
+                           [g for g in groups if g != "schedule.deadline"], []):
+                bounded = oracle._bounded_status(target.pair, set(active))
+                b.model.clear_assumptions()
+                b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + oracle.forced[target.pair])
+                full = ctx.engine.solve(b.model, label="full").status
+                b.model.clear_assumptions()
+                full = FEASIBLE if full in (OPTIMAL, FEASIBLE) else full
+                assert bounded == full, (target.id, qid, active, bounded, full)
+    finally:
+        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+
+
 def test_price_templates_match_the_cost_functions() -> None:
     """Per-node lines and totals scaled from the per-price-key templates equal a direct call of the cost model
     (to 1e-9: the totals are affine fits, L0 + price × (L1 − L0), which round differently in the last digits)."""
