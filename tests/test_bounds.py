@@ -91,6 +91,8 @@ def _check_point_bounds(problem: dict[str, Any], quotes: list[dict[str, Any]]) -
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d))
         ctx = prepare(p, SolveSettings())
+        if not ctx.bounds.sound:  # a negative add_pct: the bounds are off, and no search or explanation reads them
+            return
         u, unit = ctx.universe, ctx.unit
         hi = universe_ceiling(p, u, unit)
         for o in u.options:
