@@ -23,7 +23,7 @@ import yaml
 from click.testing import CliRunner
 
 from cli import main
-from solver.answers.report import explained
+from solver.answers.report import explained, side_by_side
 from solver.errors import InputError, InternalError, Interrupted
 from solver.inputs.problem import Problem, load_problem
 from solver.render.jsonout import result_dict, to_json
@@ -42,11 +42,18 @@ def _pid_and_square(x: int) -> tuple[int, int]:
 
 
 @linux_only
-def test_answers_come_back_in_the_items_order_from_other_processes() -> None:
-    items = list(range(9))
-    got = forked.fork_map(_pid_and_square, items, 3, order=[8, 0, 7, 1, 6, 2, 5, 3, 4])
+@pytest.mark.parametrize("n", [5, 40])
+def test_answers_come_back_in_the_items_order_from_children_and_this_process(n: int) -> None:
+    """Children take items from the front of the order, this process from its back (both with one item per child
+    and with `QUEUED`, from `QUEUE_FROM` items per process)."""
+    items = list(range(n))
+    order = sorted(items, key=lambda x: (x % 2, -x))
+    got = forked.fork_map(_pid_and_square, items, 3, order=order)
     assert [sq for _pid, sq in got] == [x * x for x in items]
-    assert os.getpid() not in {pid for pid, _sq in got}
+    depth = forked.QUEUED if n >= forked.QUEUE_FROM * 3 else 1
+    children = {got[order[0]][0], got[order[depth]][0]}
+    assert len(children) == 2 and os.getpid() not in children
+    assert got[order[-1]][0] == os.getpid()
 
 
 def test_one_process_runs_here() -> None:
@@ -70,7 +77,15 @@ def _fails_on_two(x: int) -> int:
 @linux_only
 def test_an_error_in_a_child_reaches_the_parent_as_it_was_raised() -> None:
     with pytest.raises(InputError, match=r"^f\.yaml:3: items\[2\]: two is not allowed$"):
-        forked.fork_map(_fails_on_two, [0, 1, 2, 3], 2)
+        forked.fork_map(_fails_on_two, [0, 1, 2, 3], 2, order=[2, 0, 1, 3])  # the child takes item 2
+
+
+@linux_only
+def test_an_error_here_stops_the_children() -> None:
+    before = _my_children()
+    with pytest.raises(InputError, match="two is not allowed"):
+        forked.fork_map(_fails_on_two, [0, 1, 2, 3], 2, order=[0, 1, 3, 2])  # this process takes item 2 first
+    assert _my_children() <= before
 
 
 def _dies_on_two(x: int) -> int:
@@ -82,7 +97,7 @@ def _dies_on_two(x: int) -> int:
 @linux_only
 def test_a_child_that_dies_is_an_internal_error_not_a_hang() -> None:
     with pytest.raises(InternalError, match="died"):
-        forked.fork_map(_dies_on_two, [0, 1, 2, 3], 2)
+        forked.fork_map(_dies_on_two, [0, 1, 2, 3], 2, order=[2, 0, 1, 3])
 
 
 @linux_only
@@ -109,10 +124,13 @@ def _nested(x: int) -> tuple[int, list[tuple[int, int]], bool]:
 
 
 @linux_only
-def test_a_child_runs_its_own_maps_serially() -> None:
+def test_a_map_inside_a_map_runs_serially_in_a_child_and_here() -> None:
     assert not forked.in_child()
-    for pid, inner, in_child in forked.fork_map(_nested, [1, 2], 2):
-        assert in_child and {p for p, _sq in inner} == {pid}
+    got = forked.fork_map(_nested, [1, 2], 2)
+    assert {pid for pid, _inner, _in_child in got} == {got[0][0], os.getpid()} and got[0][0] != os.getpid()
+    for pid, inner, in_child in got:
+        assert {p for p, _sq in inner} == {pid} and in_child == (pid != os.getpid())
+    assert forked.can_fork()
 
 
 _SIGINT_AT_FORK = {"parent": False}
@@ -181,6 +199,22 @@ def test_two_processes_give_the_json_of_one(file: Path) -> None:
     infeasible problem (which prunes points by the screen's known reasons), the frontier and the risk table."""
     problem = load_problem(file)
     assert _json(problem, 2) == _json(problem, 1)
+
+
+@linux_only
+def test_answers_side_by_side_come_back_by_name_with_a_child_s_wall_clock_stop() -> None:
+    """A plan's answers run on forked children too (`report.side_by_side`): each comes back under its name, in the
+    tasks' order, and a child's `--max-seconds` stop reaches the command's engine (its later searches must not
+    start)."""
+    ctx = prepare(load_problem(DATACENTER), SolveSettings(processes=2))
+
+    def stop() -> int:
+        ctx.engine.out_of_time = True
+        return os.getpid()
+
+    got = side_by_side(ctx, {"stops": stop, "b": os.getpid, "c": lambda: 3})  # the child takes the first
+    assert list(got) == ["stops", "b", "c"] and got["c"] == 3
+    assert got["stops"] != os.getpid() and ctx.engine.out_of_time
 
 
 TWO_PAIRS = [

@@ -282,10 +282,5 @@ def _out_without_deadline(screen: Screen, pt: Point) -> bool:
         DEADLINE not in item for item in screen.violations(pt, budget=False))
 
 
-def neighbours(ctx: Context, result: Result) -> dict[str, FrontierPoint | None]:
-    """The chosen plan's nearest frontier points on either side."""
-    return {"faster": faster_neighbour(ctx, result), "cheaper": cheaper_neighbour(ctx, result)}
-
-
-__all__ = ["FrontierPoint", "frontier", "pareto", "neighbours", "faster_neighbour", "cheaper_neighbour",
+__all__ = ["FrontierPoint", "frontier", "pareto", "faster_neighbour", "cheaper_neighbour",
            "without_deadline", "with_deadline"]

@@ -3,16 +3,20 @@ when nothing works — the minimal conflict and the ways out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
 from .. import collect
 from ..inputs.problem import Problem
 from ..model.groups import reason, where
-from ..solve.pipeline import Context, SolveSettings, prepare, solve_problem
+from ..solve.forked import fork_map
+from ..solve.pipeline import Context, SolveSettings, prepare, processes_for, solve_problem
 from ..solve.plan import ExcludedOption, Reason, Result, exclusion_order
 from .conflicts import exclusion_reasons
-from .frontier import neighbours
-from .unpriced import break_evens as unpriced_break_evens
+from .frontier import cheaper_neighbour, faster_neighbour
+from .unpriced import break_even
 from .relax import explain
 from .risk import risk_table
 
@@ -35,13 +39,42 @@ def explained(ctx: Context, result: Result) -> Result:
     explanation = explain(ctx) if result.status == "infeasible" else None
     out = replace(result, excluded=tuple(sorted(excluded, key=exclusion_order)), explanation=explanation)
     extra = dict(result.extra)
-    if out.plan is not None and ctx.settings.alternatives:
-        extra["frontier"] = neighbours(ctx, out)
-    if out.plan is not None and ctx.settings.alternatives:
-        extra["risk"] = risk_table(ctx, out)
-    if ctx.universe.unpriced and ctx.settings.alternatives:
-        extra["unpriced"] = unpriced_break_evens(ctx.problem, ctx.settings, ctx, out)
+    if not ctx.settings.alternatives:
+        return replace(out, extra=extra)
+    tasks: dict[str, Callable[[], Any]] = {}
+    if out.plan is not None:
+        tasks["cheaper"] = lambda: cheaper_neighbour(ctx, out)
+        tasks["faster"] = lambda: faster_neighbour(ctx, out)
+        tasks["risk"] = lambda: risk_table(ctx, out)
+    for k, q in enumerate(ctx.universe.unpriced):
+        tasks[f"unpriced-{k}"] = partial(break_even, ctx.problem, ctx.settings, ctx, out, q)
+    done = side_by_side(ctx, tasks)
+    if out.plan is not None:
+        extra["frontier"] = {"faster": done["faster"], "cheaper": done["cheaper"]}
+        extra["risk"] = done["risk"]
+    if ctx.universe.unpriced:
+        extra["unpriced"] = [done[f"unpriced-{k}"] for k in range(len(ctx.universe.unpriced))]
     return replace(out, extra=extra)
+
+
+def side_by_side(ctx: Context, tasks: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each task's answer, the tasks run side by side on forked processes (`solve/forked.py`), in the order given
+    (the longest first).
+
+    Why it is safe: the tasks are independent answers about one solved problem. Each builds its own contexts for
+    the problems it derives (a tighter deadline, none, a priced quote) and reads the solve's context only through
+    caches that change no answer (`Screen` memos of point reasons the solve left known, estimates); the one thing a
+    task can learn that the command must know, the wall clock running out (`--max-seconds`), comes back with its
+    answer. So the answers are those of running them one after the other, byte for byte (tests/test_forked.py)."""
+    names = list(tasks)
+
+    def run(name: str) -> tuple[Any, bool]:
+        return tasks[name](), ctx.engine.out_of_time
+
+    answers = fork_map(run, names, processes_for(ctx, len(names)))
+    for _value, out_of_time in answers:
+        ctx.engine.out_of_time = ctx.engine.out_of_time or out_of_time
+    return {name: value for name, (value, _oot) in zip(names, answers, strict=True)}
 
 
 def solve_and_explain(problem: Problem, settings: SolveSettings | None = None,

@@ -43,11 +43,6 @@ def priced(problem: Problem, q: Quote, price: float) -> Problem:
                               origin=f"break-even of {q.id}")
 
 
-def break_evens(problem: Problem, settings: SolveSettings, ctx: Context, result: Result) -> list[dict[str, Any]]:
-    """The break-even of every usable unpriced quote of the problem (see module docstring)."""
-    return [break_even(problem, settings, ctx, result, q) for q in ctx.universe.unpriced]
-
-
 def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: Result,
                q: Quote) -> dict[str, Any]:
     step = STEP[q.mode]
@@ -153,4 +148,4 @@ def ask(problem: Problem, target: str, settings: SolveSettings) -> dict[str, Any
             "break_evens": results}
 
 
-__all__ = ["break_evens", "break_even", "priced", "ask", "STEP"]
+__all__ = ["break_even", "priced", "ask", "STEP"]
