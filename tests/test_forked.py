@@ -14,6 +14,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -41,19 +42,34 @@ def _pid_and_square(x: int) -> tuple[int, int]:
     return os.getpid(), x * x
 
 
+def _pid_and_square_slowly(item: tuple[int, float]) -> tuple[int, int]:
+    x, seconds = item
+    time.sleep(seconds)
+    return os.getpid(), x * x
+
+
 @linux_only
 @pytest.mark.parametrize("n", [5, 40])
 def test_answers_come_back_in_the_items_order_from_children_and_this_process(n: int) -> None:
-    """Children take items from the front of the order, this process from its back (both with one item per child
-    and with `QUEUED`, from `QUEUE_FROM` items per process)."""
-    items = list(range(n))
-    order = sorted(items, key=lambda x: (x % 2, -x))
-    got = forked.fork_map(_pid_and_square, items, 3, order=order)
-    assert [sq for _pid, sq in got] == [x * x for x in items]
-    depth = forked.QUEUED if n >= forked.QUEUE_FROM * 3 else 1
-    children = {got[order[0]][0], got[order[depth]][0]}
+    """Children take items from the front of the order, this process from its back. The children's first items
+    are slow, so this process surely takes the last one."""
+    order = sorted(range(n), key=lambda x: (x % 2, -x))
+    items = [(x, 0.3 if x in order[:2] else 0.0) for x in range(n)]
+    got = forked.fork_map(_pid_and_square_slowly, items, 3, order=order)
+    assert [sq for _pid, sq in got] == [x * x for x in range(n)]
+    children = {got[order[0]][0], got[order[1]][0]}
     assert len(children) == 2 and os.getpid() not in children
     assert got[order[-1]][0] == os.getpid()
+
+
+@linux_only
+def test_a_free_child_gets_the_next_item_while_this_process_works_on_a_long_one() -> None:
+    """The children are fed from a thread of their own: a child that finishes does not wait for this process to
+    finish its item before it gets the next."""
+    items = [(x, 0.02) for x in range(9)] + [(9, 1.0)]  # this process takes item 9 (the back of the order)
+    got = forked.fork_map(_pid_and_square_slowly, items, 2)
+    assert got[9][0] == os.getpid()
+    assert os.getpid() not in {pid for pid, _sq in got[:9]}
 
 
 def test_one_process_runs_here() -> None:
@@ -120,14 +136,16 @@ def test_an_answer_that_cannot_come_back_is_an_internal_error() -> None:
 
 
 def _nested(x: int) -> tuple[int, list[tuple[int, int]], bool]:
+    if x == 1:
+        time.sleep(0.3)  # the first item keeps the child busy, so this process surely runs the last
     return os.getpid(), forked.fork_map(_pid_and_square, [x, x + 1], 2), forked.in_child()
 
 
 @linux_only
 def test_a_map_inside_a_map_runs_serially_in_a_child_and_here() -> None:
     assert not forked.in_child()
-    got = forked.fork_map(_nested, [1, 2], 2)
-    assert {pid for pid, _inner, _in_child in got} == {got[0][0], os.getpid()} and got[0][0] != os.getpid()
+    got = forked.fork_map(_nested, [1, 2, 3], 2)
+    assert got[0][0] != os.getpid() and got[2][0] == os.getpid()
     for pid, inner, in_child in got:
         assert {p for p, _sq in inner} == {pid} and in_child == (pid != os.getpid())
     assert forked.can_fork()

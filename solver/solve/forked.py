@@ -10,8 +10,9 @@ caches here). Answers come back in the items' order whatever order they finished
 single-threaded with a fixed seed (`engine.py`), so the result is byte-identical to the serial one.
 
 Fork-safety: the children use no lock another thread of the parent could hold. Our own threads are the CP-SAT
-worker (idle between searches; a child starts its own, `engine._worker`) and the progress spinner (which never
-draws while a fork happens, `render/progress.py`); numpy's OpenBLAS threads have their own fork handlers. A child
+worker (idle between searches; a child starts its own, `engine._worker`), the progress spinner (which never
+draws while a fork happens, `render/progress.py`) and the thread that feeds the children (`_Feeder`, started
+once every child is forked); numpy's OpenBLAS threads have their own fork handlers. A child
 that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent
 stops them (`terminate`) and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only
 (unsafe with macOS system frameworks, absent on Windows); elsewhere the items run one after the other.
@@ -24,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -127,34 +129,24 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], forks: int, order: list[
     mp = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
     answers: dict[int, R] = {}
-    todo = deque(order)
-    sent: dict[Connection, deque[int]] = {}
+    feeder: _Feeder | None = None
     finished = False
     try:
         _job = (fn, items)
         for _ in range(forks):
             _start(mp, children)
         _job = None
-        owner = {conn: child for child, conn in children}
-        depth = QUEUED if len(items) >= QUEUE_FROM * (forks + 1) else 1
-        for _child, conn in children:
-            sent[conn] = deque()
-            _top_up(conn, todo, sent, owner, depth)
+        feeder = _Feeder(children, deque(order))
         _mapping = True
-        while any(sent.values()) or todo:
-            # The answers that are in (waiting for one once nothing is left to do here), then one item here.
-            busy = [conn for conn, queued in sent.items() if queued]
-            for ready in wait(busy, timeout=0 if todo else None):
-                assert isinstance(ready, Connection)
-                _receive(ready, sent, answers, owner)
-                _top_up(ready, todo, sent, owner, depth)
-            if todo:
-                k = todo.pop()
-                answers[k] = fn(items[k])
+        while (k := feeder.take_last()) is not None:
+            answers[k] = fn(items[k])
+        answers.update(feeder.collect())
         finished = True
     finally:
         _job = None
         _mapping = False
+        if feeder is not None:
+            feeder.stop()
         for child, conn in children:  # after an error the others' work is moot: they are stopped at once
             if child.pid is None:  # interrupted before it was started
                 conn.close()
@@ -172,43 +164,94 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], forks: int, order: list[
     return answers
 
 
-def _receive(conn: Connection, sent: dict[Connection, deque[int]], answers: dict[int, Any],
-             owner: dict[Connection, Any]) -> None:
-    """Read a child's next answer (readable: an answer, or the end of a child that died) and file it under its
-    item (a child answers in the order it was sent its items)."""
-    try:
-        ok, payload = conn.recv()
-    except (EOFError, ConnectionError):  # the end of the pipe, or a reset if it died unread
-        raise _died(owner[conn]) from None
-    if not ok:
-        raise payload
-    answers[sent[conn].popleft()] = payload
+class _Feeder:
+    """Hands the children items from the front of the order, each the moment it is free, on a thread of its own
+    while this process's main thread works through the back.
+
+    Why a thread: handing out from the main thread between its own items leaves a free child waiting until the main
+    thread finishes the item it is on (a third of a child's time on the 1,000-quote bench), and holding a second
+    item per child instead makes the last items wait behind a busy child. The thread sleeps in `wait` on the pipes
+    and holds the GIL only to read an answer and send an index. All children exist before it starts (no fork
+    happens while it runs), and it never runs an item: Ctrl-C and every exception still reach the main thread."""
+
+    def __init__(self, children: list[tuple[Any, Connection]], todo: deque[int]) -> None:
+        self.todo = todo
+        self.lock = threading.Lock()
+        self.owner = {conn: child for child, conn in children}
+        self.holding: dict[Connection, int | None] = {}
+        self.answers: dict[int, Any] = {}
+        self.error: BaseException | None = None
+        self.stopping = False
+        with self.lock:
+            for conn in self.owner:
+                self._give(conn)
+        self.thread = threading.Thread(target=self._run, name="plan-fork-feeder", daemon=True)
+        self.thread.start()
+
+    def take_last(self) -> int | None:
+        """The item at the back of the order for the main thread, or None when none is left; a child's error
+        first."""
+        with self.lock:
+            self._raise()
+            return self.todo.pop() if self.todo else None
+
+    def collect(self) -> dict[int, Any]:
+        """The children's answers, once the last is in (Ctrl-C still reaches the main thread while it waits)."""
+        while self.thread.is_alive():
+            self.thread.join(WAIT_SECONDS)
+        self._raise()
+        return self.answers
+
+    def stop(self) -> None:
+        self.stopping = True
+        while self.thread.is_alive():
+            self.thread.join(WAIT_SECONDS)
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        try:
+            while not self.stopping and self.error is None:
+                busy = [conn for conn, k in self.holding.items() if k is not None]
+                if not busy:
+                    return
+                for ready in wait(busy, timeout=WAIT_SECONDS):
+                    assert isinstance(ready, Connection)
+                    payload = self._receive(ready)
+                    with self.lock:
+                        index = self.holding[ready]
+                        assert index is not None
+                        self.answers[index] = payload
+                        self._give(ready)
+        except BaseException as exc:  # noqa: BLE001 -- re-raised in the main thread
+            self.error = exc
+
+    def _receive(self, conn: Connection) -> Any:
+        """A child's answer (readable: an answer, or the end of a child that died); its exception is raised."""
+        try:
+            ok, payload = conn.recv()
+        except (EOFError, ConnectionError):  # the end of the pipe, or a reset if it died unread
+            raise _died(self.owner[conn]) from None
+        if not ok:
+            raise payload
+        return payload
+
+    def _give(self, conn: Connection) -> None:
+        """Send a free child the item at the front of the order (the lock is held), or nothing when none is left."""
+        index = self.todo.popleft() if self.todo else None
+        self.holding[conn] = index
+        if index is None:
+            return
+        try:
+            conn.send(index)
+        except (BrokenPipeError, ConnectionError):  # it died before it read anything (killed as it started)
+            raise _died(self.owner[conn]) from None
 
 
-QUEUED = 2
-"""Items a child holds at once when there are many: the one it works on and the next, so that it never waits for
-this process to finish an item of its own before it gets more (on the 1,000-quote bench a child idled a third of
-the time without)."""
-QUEUE_FROM = 4
-"""Items per process from which children hold `QUEUED` items; with fewer, one each: a few long items (the answers
-after a solve) would otherwise all go to one child while this process ran out of work."""
-
-
-def _top_up(conn: Connection, todo: deque[int], sent: dict[Connection, deque[int]], owner: dict[Connection, Any],
-            depth: int) -> None:
-    """Send a child the next items (from the front of the order) until it holds `depth`."""
-    while todo and len(sent[conn]) < depth:
-        index = todo.popleft()
-        _send(conn, index, owner)
-        sent[conn].append(index)
-
-
-def _send(conn: Connection, index: int | None, owner: dict[Connection, Any]) -> None:
-    """Send an item's index, or None (stop)."""
-    try:
-        conn.send(index)
-    except (BrokenPipeError, ConnectionError):  # it died before it read anything (killed as it started)
-        raise _died(owner[conn]) from None
+WAIT_SECONDS = 0.05
+"""How often a thread waiting on another wakes (to see a stop, or a Ctrl-C in the main thread)."""
 
 
 def _start(mp: Any, children: list[tuple[Any, Connection]]) -> None:
