@@ -230,7 +230,7 @@ def test_answers_side_by_side_come_back_by_name_with_a_child_s_wall_clock_stop()
         ctx.engine.out_of_time = True
         return os.getpid()
 
-    got = side_by_side(ctx, {"stops": stop, "b": os.getpid, "c": lambda: 3})  # the child takes the first
+    got = side_by_side(ctx, {"stops": stop, "b": os.getpid, "c": lambda: 3}, 2)  # the child takes the first
     assert list(got) == ["stops", "b", "c"] and got["c"] == 3
     assert got["stops"] != os.getpid() and ctx.engine.out_of_time
 
