@@ -33,6 +33,8 @@ from solver.solve.pipeline import SolveSettings, prepare, solve_problem
 
 from test_optimality import EXAMPLES, _load, extra_quotes, problems
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dict[str, Any]:
     p = {**problem, "policy": {**problem["policy"], "allow_estimates": draw_estimates}}
@@ -343,3 +345,75 @@ def test_a_cap_below_every_bound_decides_a_pair_without_a_search(monkeypatch: py
     monkeypatch.setattr(ctx.engine, "solve", no_search)
     below = solve_pair(ctx, sub, hi, tie_break=False, cost_cap=cap - 1)
     assert below.status == "infeasible" and below.plan is None
+
+
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.integers(min_value=0, max_value=10_000))
+def test_a_plan_written_down_under_an_option_forcing_satisfies_it(problem: dict[str, Any],
+                                                                  quotes: list[dict[str, Any]], pick: int) -> None:
+    """A why-not of an accelerator or an option settles a pair's feasible checks by a plan written down over the
+    forced options only (`PairOracle._quick` with `forced_options`): whenever that says feasible, the pair's full
+    model with the forcing has a plan; and the oracle answers as without the shortcut, under every group, all but
+    the budget, all but the deadline, all but the capacities, and none."""
+    from solver.answers.whynot import forcing
+    from solver.solve.engine import FEASIBLE, OPTIMAL
+    with tempfile.TemporaryDirectory() as d:
+        p = _load(problem, quotes, Path(d))
+        ctx = prepare(p, SolveSettings())
+        options = [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+        if not options:
+            return
+        target = options[pick % len(options)]
+        chosen = [target] if pick % 2 else [o for o in ctx.universe.options if o.accel.id == target.accel.id]
+        pairs = sorted({o.pair for o in chosen})
+        fast = PairOracle(ctx, pairs=pairs, forced=forcing(chosen, None),
+                          forced_options=frozenset(o.id for o in chosen))
+        slow = PairOracle(ctx, pairs=pairs, forced=forcing(chosen, None))
+        groups = fast.all_groups()
+        for active in (groups, [g for g in groups if g != "budget.max_usd"],
+                       [g for g in groups if g != "schedule.deadline"],
+                       [g for g in groups if not g.startswith("quotes.")], []):
+            act = set(active)
+            for pair in pairs:
+                if fast._quick(pair, act) != FEASIBLE:
+                    continue
+                b = slow.model(pair)
+                b.model.clear_assumptions()
+                b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + slow.forced[pair])
+                full = ctx.engine.solve(b.model, label="full").status
+                b.model.clear_assumptions()
+                assert full in (OPTIMAL, FEASIBLE), (target.id, len(chosen), pair, active)
+            assert fast.status(active) == slow.status(active), (target.id, len(chosen), active)
+
+
+def test_an_accelerator_why_not_decides_its_feasible_checks_without_a_model() -> None:
+    """Under a $5M budget (and no rules, which a plan written down does not count) the H100 why-not is infeasible;
+    its conflict search asks whether the H100 pairs have a plan without the budget, which a plan written down
+    answers (at 10,000 quotes those checks built models of every point the bounds leave without the budget: 26 s of
+    a 26 s why-not)."""
+    from solver.answers.whynot import forcing
+    from solver.solve.engine import FEASIBLE
+    p = load_problem(ROOT / "constraints" / "datacenter.yaml", ["budget.max_usd=5M", "rules=[]"])
+    ctx = prepare(p, SolveSettings())
+    chosen = [o for o in ctx.universe.options if o.accel.id == "h100-sxm"]
+    pairs = sorted({o.pair for o in chosen})
+    oracle = PairOracle(ctx, pairs=pairs, forced=forcing(chosen, None), forced_options=frozenset(o.id for o in chosen))
+    groups = oracle.all_groups()
+    assert oracle.status(groups) != FEASIBLE
+    free = {g for g in groups if g != "budget.max_usd"}
+    assert any(oracle._quick(pair, free) == FEASIBLE for pair in pairs)
+
+
+def test_a_plan_written_down_for_an_option_forcing_uses_that_option() -> None:
+    """B200 in the cloud has a plan on 8-GPU nodes but none on single-GPU ones: forced onto `b200-1x/cloud`, the pair
+    has no plan, though a plan written down over the whole pair exists."""
+    from solver.answers.whynot import forcing
+    from solver.answers.witness import witness
+    from solver.solve.engine import INFEASIBLE
+    p = load_problem(ROOT / "constraints" / "datacenter.yaml", ["rules=[]"])
+    ctx = prepare(p, SolveSettings())
+    one = next(o for o in ctx.universe.options if o.id == "b200-1x/cloud")
+    oracle = PairOracle(ctx, pairs=[one.pair], forced=forcing([one], None), forced_options=frozenset({one.id}))
+    groups = oracle.all_groups()
+    assert witness(ctx, ctx.universe.subset(one.pair), set(groups))
+    assert oracle.status(groups) == INFEASIBLE

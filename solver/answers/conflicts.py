@@ -295,10 +295,14 @@ class PairOracle:
     """
 
     def __init__(self, ctx: Context, *, pairs: list[str] | None = None, forced: Forcing | None = None,
-                 elastic: bool = False, protect: frozenset[str] = frozenset()) -> None:
+                 elastic: bool = False, protect: frozenset[str] = frozenset(),
+                 forced_options: frozenset[str] | None = None) -> None:
         self.ctx = ctx
         self.problem, self.universe, self.unit = ctx.problem, ctx.universe, ctx.unit
         self.forced_fn = forced
+        self.forced_options = forced_options
+        """When the forcing says exactly "the plan uses one of these options" (a why-not of an accelerator or an
+        option, not of a quote): a plan written down over these options satisfies it (`_quick`)."""
         self.protect = protect
         """Quotes the forcing names, kept out of the presolve (`model/reduce.py`)."""
         self.elastic = elastic
@@ -356,16 +360,28 @@ class PairOracle:
 
     def _quick(self, pair: str, act: set[str]) -> str | None:
         """The pair's status without its model where a closed form settles it: no plan at any point by the point
-        bounds under `act` (`_items_cover`; forcing only removes plans), or a plan written down (`witness.py`, only
-        without forcing); None otherwise. Not for elastic models, whose slacks make the limits soft."""
+        bounds under `act` (`_items_cover`; forcing only removes plans), or a plan written down (`witness.py`):
+        without forcing over the pair's options, under a forcing to some options over those of them in the pair (a
+        plan there satisfies it; a why-not's feasible checks at 10,000 quotes otherwise built models of every point
+        left without the budget); None otherwise. Not for elastic models, whose slacks make the limits soft."""
         if self.elastic:
             return None
         key = (pair, frozenset(act))
         if key not in self.quick:
             sub = self.universe.subset(pair)
             self.quick[key] = INFEASIBLE if _items_cover(self.ctx, sub, act) else \
-                FEASIBLE if self.forced_fn is None and witness(self.ctx, sub, act) else None
+                FEASIBLE if (forced := self._witness_universe(sub)) is not None and witness(self.ctx, forced, act) \
+                else None
         return self.quick[key]
+
+    def _witness_universe(self, sub: Universe) -> Universe | None:
+        """The part of a pair in which any plan satisfies the forcing (all of it without one); None when no plan
+        written down can be known to (a forced quote)."""
+        if self.forced_fn is None:
+            return sub
+        if self.forced_options is None:
+            return None
+        return dataclasses.replace(sub, options=tuple(o for o in sub.options if o.id in self.forced_options))
 
     def status(self, active: list[str]) -> str:
         """`feasible` if some pair has a plan under `active`, `infeasible` if none has, `unknown` if a time limit

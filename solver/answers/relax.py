@@ -175,7 +175,7 @@ def what_if_oracle(ctx: Context, oracle: PairOracle, sets: list[str], pairs: set
     sub = prepare(ctx.problem.with_sets(sets), ctx.settings, unit=ctx.unit, engine=ctx.engine, only_pairs=keep,
                   estimates=ctx.estimates)
     return PairOracle(sub, pairs=sorted(p for p in sub.universe.pairs() if p in keep), forced=oracle.forced_fn,
-                      protect=oracle.protect)
+                      protect=oracle.protect, forced_options=oracle.forced_options)
 
 
 def _resolved_relaxation(ctx: Context, oracle: PairOracle, g: str) -> dict[str, Any] | None:

@@ -170,7 +170,8 @@ class WhyNot:
         best = self.best_forced(t)
         if best is None:
             oracle = PairOracle(ctx, pairs=sorted(p for p in ctx.universe.pairs() if p in t.pairs),
-                                forced=forcing(options, qid), protect=frozenset({qid}) if qid else frozenset())
+                                forced=forcing(options, qid), protect=frozenset({qid}) if qid else frozenset(),
+                                forced_options=frozenset(o.id for o in options) if qid is None else None)
             if oracle.status(oracle.all_groups()) != "feasible":
                 expl = explain(ctx, oracle=oracle)
                 expl["subject"] = target
