@@ -417,3 +417,47 @@ def test_a_plan_written_down_for_an_option_forcing_uses_that_option() -> None:
     groups = oracle.all_groups()
     assert witness(ctx, ctx.universe.subset(one.pair), set(groups))
     assert oracle.status(groups) == INFEASIBLE
+
+
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.booleans(), st.floats(min_value=0.5, max_value=1.5))
+def test_a_pair_s_status_by_its_least_budgeted_quantity_is_the_full_models(
+        problem: dict[str, Any], quotes: list[dict[str, Any]], force: bool, scale: float) -> None:
+    """With the budget active, a pair's status follows from its least cash (or cost) without the budget
+    (`PairOracle._status_by_budget`): the same as the full model's, with and without a why-not's forcing, under every
+    group and all but the deadline, the capacities or the fabric limit. The budget is `scale` × the solved plan's
+    cash (or cost) and the pair is the plan's, so the question is near its edge; from `scale` 1 the plan itself
+    shows the pair has one."""
+    from solver.answers.whynot import forcing
+    from solver.solve.engine import FEASIBLE, OPTIMAL, UNKNOWN
+    problem = {**problem, "rules": [r for r in problem["rules"] if r["name"] != "prefer-buy"]}  # bounds on
+    with tempfile.TemporaryDirectory() as d:
+        p = _load(problem, quotes, Path(d))
+        base = solve_problem(p, SolveSettings(alternatives=False))
+        if base.plan is None:
+            return
+        plan = base.plan
+        amount = plan.total_cash if p.spec.budget.applies_to == "cash" else plan.total_cost
+        p = p.with_sets([f"budget.max_usd={max(1.0, amount * scale):.0f}"])
+        ctx = prepare(p, SolveSettings())
+        target = next(o for o in ctx.universe.options if o.id == plan.option)
+        forced = forcing([target], None) if force else None
+        oracle = PairOracle(ctx, pairs=[target.pair], forced=forced,
+                            forced_options=frozenset({target.id}) if forced else None)
+        full = PairOracle(ctx, pairs=[target.pair], forced=forced)
+        groups = oracle.all_groups()
+        b = full.model(target.pair)
+        for active in (groups, [g for g in groups if g != "schedule.deadline"],
+                       [g for g in groups if not g.startswith("quotes.")],
+                       [g for g in groups if g != "policy.max_fabrics"]):
+            got = oracle._status_by_budget(target.pair, set(active))
+            if scale >= 1.0 + 1e-3:
+                assert got in (FEASIBLE, UNKNOWN), (target.id, scale, active)
+            if got == UNKNOWN:
+                continue
+            b.model.clear_assumptions()
+            b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + full.forced[target.pair])
+            want = ctx.engine.solve(b.model, label="full").status
+            b.model.clear_assumptions()
+            want = FEASIBLE if want in (OPTIMAL, FEASIBLE) else want
+            assert got == want, (target.id, forced is not None, scale, active)

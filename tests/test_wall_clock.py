@@ -24,7 +24,9 @@ DATACENTER = ROOT / "constraints" / "datacenter.yaml"
 
 
 def _stopping_after(calls: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's clock runs out after `calls` CP-SAT calls (a deterministic stand-in for the wall clock)."""
+    """The engine's clock runs out after `calls` CP-SAT calls (a deterministic stand-in for the wall clock). One
+    process: the calls of forked searches are counted in their own copies of the engine, and how many the parent
+    makes before it forks depends on the machine's speed (`pipeline.FORK_AFTER_SECONDS`)."""
     def seconds_left(self: Any) -> float | None:
         if self.limits.wall_deadline is None:
             return None
@@ -36,7 +38,7 @@ def _stopping_after(calls: int, monkeypatch: pytest.MonkeyPatch) -> None:
 def full() -> Any:
     """The deterministic solve, and how many CP-SAT calls it makes."""
     problem = load_problem(DATACENTER)
-    ctx = prepare(problem, SolveSettings(alternatives=False))
+    ctx = prepare(problem, SolveSettings(alternatives=False, processes=1))
     result = solve_problem(problem, ctx.settings, ctx)
     assert result.status == "optimal" and result.objective is not None
     assert ctx.engine.calls > 9  # every stop below interrupts the search
@@ -47,7 +49,8 @@ def full() -> Any:
 def test_a_stopped_search_reports_an_honest_bound(calls: int, full: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     problem = load_problem(DATACENTER)
     _stopping_after(calls, monkeypatch)
-    settings = SolveSettings(alternatives=False, wall_deadline=time.monotonic() + 1000.0, max_seconds=5.0)
+    settings = SolveSettings(alternatives=False, wall_deadline=time.monotonic() + 1000.0, max_seconds=5.0,
+                             processes=1)
     ctx = prepare(problem, settings)
     stopped = solve_problem(problem, settings, ctx)
     assert ctx.engine.out_of_time
