@@ -36,6 +36,23 @@ from test_optimality import EXAMPLES, _load, extra_quotes, problems
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _full_status(oracle: PairOracle, pair: str, active: list[str]) -> str:
+    """The pair's status on its full model (with the oracle's forcing) under `active`: the reference."""
+    from solver.solve.engine import FEASIBLE, OPTIMAL
+    b = oracle.model(pair)
+    b.model.clear_assumptions()
+    b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + oracle.forced[pair])
+    status = oracle.ctx.engine.solve(b.model, label="full").status
+    b.model.clear_assumptions()
+    return FEASIBLE if status in (OPTIMAL, FEASIBLE) else status
+
+
+def _workable_options(problem: dict[str, Any], quotes: list[dict[str, Any]], d: str) -> tuple[Any, list[Any]]:
+    """The prepared random problem and its options with a workable point."""
+    ctx = prepare(_load(problem, quotes, Path(d)), SolveSettings())
+    return ctx, [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+
+
 def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dict[str, Any]:
     p = {**problem, "policy": {**problem["policy"], "allow_estimates": draw_estimates}}
     if discount:  # a negative surcharge makes the bounds unsound: the solve must fall back to the full model
@@ -191,14 +208,11 @@ def test_bounded_feasibility_under_a_forcing_is_the_full_models(problem: dict[st
     bounds leave (`PairOracle._bounded_status`): the same status as the pair's full model, under every group, all
     but the budget, all but the deadline, and none."""
     from solver.answers.whynot import forcing
-    from solver.solve.engine import FEASIBLE, OPTIMAL
     old = bounds_mod.REFINE_FROM
     bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
     try:
         with tempfile.TemporaryDirectory() as d:
-            p = _load(problem, quotes, Path(d))
-            ctx = prepare(p, SolveSettings())
-            options = [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+            ctx, options = _workable_options(problem, quotes, d)
             if not options:
                 return
             target = options[pick % len(options)]
@@ -207,15 +221,10 @@ def test_bounded_feasibility_under_a_forcing_is_the_full_models(problem: dict[st
             oracle = PairOracle(ctx, pairs=[target.pair], forced=forcing([target], qid),
                                 protect=frozenset({qid}) if qid else frozenset())
             groups = oracle.all_groups()
-            b = oracle.model(target.pair)
             for active in (groups, [g for g in groups if g != "budget.max_usd"],
                            [g for g in groups if g != "schedule.deadline"], []):
                 bounded = oracle._bounded_status(target.pair, set(active))
-                b.model.clear_assumptions()
-                b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + oracle.forced[target.pair])
-                full = ctx.engine.solve(b.model, label="full").status
-                b.model.clear_assumptions()
-                full = FEASIBLE if full in (OPTIMAL, FEASIBLE) else full
+                full = _full_status(oracle, target.pair, active)
                 assert bounded == full, (target.id, qid, active, bounded, full)
     finally:
         bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
@@ -356,11 +365,9 @@ def test_a_plan_written_down_under_an_option_forcing_satisfies_it(problem: dict[
     model with the forcing has a plan; and the oracle answers as without the shortcut, under every group, all but
     the budget, all but the deadline, all but the capacities, and none."""
     from solver.answers.whynot import forcing
-    from solver.solve.engine import FEASIBLE, OPTIMAL
+    from solver.solve.engine import FEASIBLE
     with tempfile.TemporaryDirectory() as d:
-        p = _load(problem, quotes, Path(d))
-        ctx = prepare(p, SolveSettings())
-        options = [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+        ctx, options = _workable_options(problem, quotes, d)
         if not options:
             return
         target = options[pick % len(options)]
@@ -375,14 +382,8 @@ def test_a_plan_written_down_under_an_option_forcing_satisfies_it(problem: dict[
                        [g for g in groups if not g.startswith("quotes.")], []):
             act = set(active)
             for pair in pairs:
-                if fast._quick(pair, act) != FEASIBLE:
-                    continue
-                b = slow.model(pair)
-                b.model.clear_assumptions()
-                b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + slow.forced[pair])
-                full = ctx.engine.solve(b.model, label="full").status
-                b.model.clear_assumptions()
-                assert full in (OPTIMAL, FEASIBLE), (target.id, len(chosen), pair, active)
+                if fast._quick(pair, act) == FEASIBLE:
+                    assert _full_status(slow, pair, active) == FEASIBLE, (target.id, len(chosen), pair, active)
             assert fast.status(active) == slow.status(active), (target.id, len(chosen), active)
 
 
@@ -429,7 +430,7 @@ def test_a_pair_s_status_by_its_least_budgeted_quantity_is_the_full_models(
     cash (or cost) and the pair is the plan's, so the question is near its edge; from `scale` 1 the plan itself
     shows the pair has one."""
     from solver.answers.whynot import forcing
-    from solver.solve.engine import FEASIBLE, OPTIMAL, UNKNOWN
+    from solver.solve.engine import FEASIBLE, UNKNOWN
     problem = {**problem, "rules": [r for r in problem["rules"] if r["name"] != "prefer-buy"]}  # bounds on
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d))
@@ -446,18 +447,11 @@ def test_a_pair_s_status_by_its_least_budgeted_quantity_is_the_full_models(
                             forced_options=frozenset({target.id}) if forced else None)
         full = PairOracle(ctx, pairs=[target.pair], forced=forced)
         groups = oracle.all_groups()
-        b = full.model(target.pair)
         for active in (groups, [g for g in groups if g != "schedule.deadline"],
                        [g for g in groups if not g.startswith("quotes.")],
                        [g for g in groups if g != "policy.max_fabrics"]):
             got = oracle._status_by_budget(target.pair, set(active))
             if scale >= 1.0 + 1e-3:
                 assert got in (FEASIBLE, UNKNOWN), (target.id, scale, active)
-            if got == UNKNOWN:
-                continue
-            b.model.clear_assumptions()
-            b.model.add_assumptions([b.lits[g] for g in active if g in b.lits] + full.forced[target.pair])
-            want = ctx.engine.solve(b.model, label="full").status
-            b.model.clear_assumptions()
-            want = FEASIBLE if want in (OPTIMAL, FEASIBLE) else want
-            assert got == want, (target.id, forced is not None, scale, active)
+            if got != UNKNOWN:
+                assert got == _full_status(full, target.pair, active), (target.id, forced is not None, scale, active)
