@@ -23,7 +23,7 @@ from .. import collect
 from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
 from ..inputs.overrides import Change
 from ..inputs.problem import PortableProblem, Problem, portable
-from ..solve.pipeline import SolveSettings, prepare, solve_pair, solve_problem
+from ..solve.pipeline import SolveSettings, best_only, prepare, solve_pair, solve_problem
 from ..solve.plan import Plan, Result
 from .executors import Executor, Local
 from .whynot import BREAK_EVEN_DOUBLINGS, WhyNot, bisect_price, price_step, scores_no_worse
@@ -89,7 +89,7 @@ def solve_value(unit: SweepValue) -> dict[str, Any] | None:
     log.info("sweep %s: %s", unit.name, label)
     settings = SolveSettings(time_limit=unit.time_limit, workers=1, processes=1, allow_expired=unit.allow_expired,
                              alternatives=False)
-    r = solve_problem(varied, settings)
+    r = best_only(varied, settings)  # only the winner is shown: pairs that cannot win are not searched
     p = r.plan
     return {"value": label, "status": r.status, "option": p.option if p else None,
             "nodes": p.nodes if p else None, "cost_usd": round(p.total_cost) if p else None,
