@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..estimate.options import Point, Universe
+from ..inputs.problem import Problem
 from ..model.builder import Built, build
 from ..model.groups import capacity_quote, rank
 from ..model.money import floor_units
@@ -286,6 +287,17 @@ def _items_cover(ctx: Context, sub: Universe, active: set[str]) -> bool:
                for o in sub.options for pt in o.points if pt.workable)
 
 
+BOUND_KIND = {"cost": 0, "cash": 1, "finish": 2}
+"""Which of a point's lower bounds (`Bounds.point_lower`: cost, cash, finish day) bounds each minimised quantity."""
+
+
+def budgeted(problem: Problem) -> Callable[[Built], Any]:
+    """What the budget limits, as a model expression: the plan's cash or its cost (`budget.applies_to`)."""
+    if problem.spec.budget.applies_to == "cash":
+        return lambda b: b.cash
+    return lambda b: b.cost
+
+
 class PairOracle:
     """The whole problem under any set of active groups, by decomposition over accelerator/mode pairs.
 
@@ -464,11 +476,10 @@ class PairOracle:
         if budget.max_usd is None or "budget.max_usd" not in act or self.elastic or not self.ctx.bounds.sound:
             return UNKNOWN
         free = act - {"budget.max_usd"}
-        cash = budget.applies_to == "cash"
-        cands = self._candidates(pair, free, 1 if cash else 0)
+        cands = self._candidates(pair, free, BOUND_KIND[budget.applies_to])
         if not cands:  # no point has a plan even without the budget
             return INFEASIBLE
-        got = self._bounded(pair, cands, free, (lambda b: b.cash) if cash else (lambda b: b.cost), None)
+        got = self._bounded(pair, cands, free, budgeted(self.problem), None)
         if got is None:
             return UNKNOWN
         if got.outcome.status == INFEASIBLE:
@@ -495,9 +506,8 @@ class PairOracle:
         if bounded:
             # Pairs in order of their best bound; a pair whose best bound exceeds the minimum so far cannot win.
             assert lower is not None
-            kinds = {"cost": 0, "cash": 1, "finish": 2}
-            limit = (kinds[cap_on], cap[1]) if cap is not None and cap_on is not None else None
-            cands = {pair: self._candidates(pair, act, kinds[lower], limit) for pair in pairs}
+            limit = (BOUND_KIND[cap_on], cap[1]) if cap is not None and cap_on is not None else None
+            cands = {pair: self._candidates(pair, act, BOUND_KIND[lower], limit) for pair in pairs}
             pairs = sorted((p for p in pairs if cands[p]), key=lambda p: (cands[p][0][0], p))
         complete = True
         for pair in pairs:

@@ -34,7 +34,7 @@ from ..model.screening import Reasons
 from ..solve.engine import INFEASIBLE, OPTIMAL
 from ..solve.pipeline import Context, prepare
 from ..solve.plan import make_plan
-from .conflicts import Minimum, PairOracle, covering_reason, deletion_filter
+from .conflicts import Minimum, PairOracle, budgeted, covering_reason, deletion_filter
 
 log = logging.getLogger(__name__)
 MAX_ALTERNATIVES = 5
@@ -61,8 +61,7 @@ def _quantity(ctx: Context, g: str) -> Callable[[Built], Any]:
     qid = capacity_quote(g)
     if qid is not None:
         return lambda b: b.x[qid] if qid in b.x else 0
-    budget = ctx.problem.spec.budget
-    return {"budget.max_usd": (lambda b: b.cash) if budget.applies_to == "cash" else (lambda b: b.cost),
+    return {"budget.max_usd": budgeted(ctx.problem),
             "schedule.deadline": lambda b: b.finish, "schedule.earliest_start": lambda b: -b.start,
             "site.it_power_kw": lambda b: b.power_w, "site.racks": lambda b: b.racks}[g]
 

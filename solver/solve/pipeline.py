@@ -24,7 +24,7 @@ from typing import Any
 from .. import collect
 from ..errors import PlanCheckError
 from ..estimate.chance import ChanceCut
-from ..estimate.options import EstimateCache, Universe, build_universe, shared_estimates
+from ..estimate.options import EstimateCache, Point, Universe, build_universe, shared_estimates
 from ..inputs.problem import Problem
 from ..model.bounds import Bounds
 from ..model.builder import Built, build
@@ -293,7 +293,7 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
     enforced in the model, and points whose cost bound exceeds it are never modelled. An unproven search falls back
     to the model over every point."""
     pair = universe.options[0].pair if universe.options else "?"
-    pts = [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
+    pts = _open_points(ctx, universe)
 
     def model(keep: set[tuple[str, int]] | None) -> Built:
         return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep,
@@ -483,7 +483,7 @@ after forking (`forked.py`): 1,000 quotes 0.62–0.74 → 0.53–0.60 s, the bun
 same. Where the work runs never changes the answer."""
 
 
-def processes_for(ctx: Context, pairs: int) -> int:
+def processes_for(ctx: Context, items: int) -> int:
     """How many processes (this one included) may share `pairs` items of work (pairs, or a plan's answers): the
     settings' own, else every CPU for a catalog of at most `PARALLEL_MAX_QUOTES` quotes; never more than the items,
     and one when models are written for debugging (their files are numbered in call order)."""
@@ -493,7 +493,7 @@ def processes_for(ctx: Context, pairs: int) -> int:
     if wanted is None:
         quotes = sum(len(o.quotes) for o in ctx.universe.options)
         wanted = available_cpus() if quotes <= PARALLEL_MAX_QUOTES else 1
-    return max(1, min(wanted, pairs))
+    return max(1, min(wanted, items))
 
 
 PairAnswer = tuple[PairOutcome, list[ChanceCut], bool, ScreenFindings | None]
@@ -548,9 +548,14 @@ def _closed_form_bound(ctx: Context, pair: str, cost_hi: int | None) -> int | No
         return None
     # Screened-out points have no plan: skipping them keeps the bound, and the screen's test costs a tenth of a
     # point bound (the floors of every pair were 2.6 of 3.4 s of a best-only solve at 10,000 quotes).
-    found = [b for o in ctx.universe.subset(pair).options for pt in o.points
-             if pt.workable and not ctx.screen.excluded(pt) and (b := ctx.bounds.point_bound(pt, cost_hi)) is not None]
+    found = [b for pt in _open_points(ctx, ctx.universe.subset(pair))
+             if (b := ctx.bounds.point_bound(pt, cost_hi)) is not None]
     return min(found) if found else NO_PLAN_BOUND
+
+
+def _open_points(ctx: Context, universe: Universe) -> list[Point]:
+    """The workable points of `universe` the screen does not exclude: the only ones where a plan can be."""
+    return [pt for o in universe.options for pt in o.points if pt.workable and not ctx.screen.excluded(pt)]
 
 
 NO_PLAN_BOUND = 2 ** 62
