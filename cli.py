@@ -246,17 +246,21 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
     """`plan sensitivity` of a program: today's plan, the break-even price of its main quote, and the program's
     plan at each swept value (`answers.program_whatif`)."""
     from solver.answers.program import headline, solve_program
-    from solver.answers.program_whatif import program_break_even, program_sweeps
+    from solver.answers.executors import Started
+    from solver.answers.program_whatif import program_break_even, start_program_sweeps
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_sensitivity_dict, render_program_sensitivity
     _refuse_for_programs({"--top": top, **unsupported})
-    base = solve_program(program, limits)
-    if base.outcome.plan is None:
-        out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
-        return 1
-    today = headline(base)
-    be = program_break_even(program, base, limits)
-    sw = {} if no_sweeps else program_sweeps(program, limits, list(sweep_names) or None, run_on)
+    # As for one run: the sweeps run on the executor while this process solves the program and its break-even.
+    with start_program_sweeps(program, limits, list(sweep_names) or None, run_on) if not no_sweeps else \
+            Started(dict) as swept:
+        base = solve_program(program, limits)
+        if base.outcome.plan is None:
+            out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
+            return 1
+        today = headline(base)
+        be = program_break_even(program, base, limits)
+        sw = swept.results()
     name, as_of = program.spec.name, program.as_of.isoformat()
     out.write(to_json(program_sensitivity_dict(name, as_of, today, be, sw)) if fmt == "json"
               else render_program_sensitivity(name, today, be, sw))
@@ -492,7 +496,8 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
                 quotes: tuple[str, ...], allow_expired: bool, time_limit: float, debug_model: str | None, out: Any,
                 verbose: bool) -> int:
     """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
-    from solver.answers.sensitivity import break_evens, sweeps
+    from solver.answers.executors import Started
+    from solver.answers.sensitivity import break_evens, ranking, start_sweeps
     from solver.render.jsonout import to_json
     from solver.render.text import render_sensitivity
 
@@ -508,11 +513,16 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
                                     _settings(time_limit, allow_expired, debug_model).limits,
                                     {"--allow-expired": allow_expired or None, "--debug-model": debug_model})
     settings = _settings(time_limit, allow_expired, debug_model)
-    be = break_evens(problem, settings, top or 3)
-    if not be:
-        out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
-        return 1
-    sw = {} if no_sweeps else sweeps(problem, settings, list(sweep_names) or None, run_on)
+    # The sweeps run on the executor while this process ranks the plans and searches the break-even prices; without
+    # a plan, the sweeps not yet started are dropped.
+    with start_sweeps(problem, settings, list(sweep_names) or None, run_on) if not no_sweeps else \
+            Started(dict) as swept:
+        ranked = ranking(problem, settings)
+        if ranked.main.plan is None:
+            out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
+            return 1
+        be = break_evens(ranked, top=top or 3)
+        sw = swept.results()
     if chart_path:
         from solver.render.chart import chart
         chart(sw, chart_path)

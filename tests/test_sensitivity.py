@@ -41,10 +41,29 @@ def test_chosen_break_even_is_exact(chosen: dict) -> None:
         assert uses == kept, (price, r.plan.option, [x.id for x in r.plan.quotes])
 
 
-def test_more_tokens_never_cost_less() -> None:
-    rows = sweeps(load_problem(FINETUNE), SolveSettings(), ["tokens"])["tokens"]
-    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
-    assert len(costs) == len(rows) and costs == sorted(costs)
+@pytest.fixture(scope="module")
+def tokens() -> list[dict]:
+    return sweeps(load_problem(FINETUNE), SolveSettings(), ["tokens"])["tokens"]
+
+
+def test_more_tokens_never_cost_less(tokens: list[dict]) -> None:
+    costs = [r["cost_usd"] for r in tokens if r["cost_usd"] is not None]
+    assert len(costs) == len(tokens) and costs == sorted(costs)
+
+
+def test_command_sweeps_on_a_pool_while_it_searches_break_evens(chosen: dict, tokens: list[dict]) -> None:
+    """`plan sensitivity` runs the sweeps on a process pool while this process searches the break-even prices: its
+    answer is the break-even and the sweep computed one after the other in this process."""
+    r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--top", "1", "--sweep", "tokens", "--format", "json",
+                                  "--executor", "process", "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output) == {"break_even": [chosen], "sweeps": {"tokens": tokens}}
+
+
+def test_without_a_plan_the_command_says_so_and_drops_the_sweeps() -> None:
+    r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--set", "budget.max_usd=1000", "--executor",
+                                  "process", "--workers", "2"])
+    assert r.exit_code == 1 and "no plan satisfies the problem" in r.output, r.output
 
 
 def test_mfu_sweep_scales_the_problems_own_mfu_not_the_bundled_one() -> None:

@@ -170,6 +170,50 @@ def test_sensitivity_sweeps_on_a_process_pool_are_the_direct_solves() -> None:
             (alone.plan.option, alone.plan.nodes, round(alone.plan.total_cost))
 
 
+def _wait_for(path: str) -> str:
+    """A unit that ends only once `path` exists (an error after a minute)."""
+    import time
+    end = time.monotonic() + 60
+    while not Path(path).exists():
+        if time.monotonic() > end:
+            raise TimeoutError(f"{path} never appeared")
+        time.sleep(0.01)
+    return path
+
+
+def _mark(path: str) -> None:
+    """A unit that leaves a file behind, then takes a while."""
+    import time
+    Path(path).write_text("ran")
+    time.sleep(0.05)
+
+
+def test_a_started_pool_runs_while_this_process_works(tmp_path: Path) -> None:
+    """`start` returns while the units run: they end only once this process, after `start` returned, makes the file
+    they wait for (a `start` that waited for them would never see it)."""
+    gate = str(tmp_path / "gate")
+    with Processes(2).start(_wait_for, [gate, gate]) as started:
+        Path(gate).write_text("go")
+        assert started.results() == [gate, gate]
+
+
+def test_local_start_runs_the_units_when_their_results_are_asked_for() -> None:
+    ran: list[int] = []
+    started = Local().start(ran.append, [1, 2])
+    assert ran == []
+    assert started.results() == [None, None] and ran == [1, 2]
+    assert started.results() == [None, None] and ran == [1, 2]
+
+
+def test_leaving_a_started_pool_drops_the_units_not_yet_started(tmp_path: Path) -> None:
+    """What `plan sensitivity` does when there is no plan: the sweeps handed to the pool are dropped, not run."""
+    marks = [str(tmp_path / f"unit-{k}") for k in range(40)]
+    with Processes(2).start(_mark, marks):
+        pass
+    ran = sum(Path(m).exists() for m in marks)
+    assert ran < len(marks), "every unit ran although the pool was left at once"
+
+
 class _Node:
     """An object in a reference cycle: only the cyclic collector can free it."""
 

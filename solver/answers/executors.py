@@ -3,18 +3,23 @@
 Each executor maps one function over a list of plain-data units and returns the answers in the units' order, so
 the caller cannot tell them apart except by speed: the answers are byte-identical (see `sweep.py` for why). Ray is
 an optional extra (`pip install 'plan[ray]'`), imported only when asked for.
+
+`start` hands the units over and returns at once, so that this process can do other work while they run
+(`plan sensitivity` computes its break-even prices while the sweeps run on the pool); `map` is `start` followed by
+`results`. The local executor runs its units only when their results are asked for, after that other work, as
+`map` would.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from types import TracebackType
+from typing import Any, Generic, Protocol, TypeVar
 
 from .. import collect
 from ..errors import InputError
@@ -23,8 +28,35 @@ log = logging.getLogger(__name__)
 
 U = TypeVar("U")
 R = TypeVar("R")
+T = TypeVar("T")
 
 EXECUTORS = ("local", "process", "ray")
+
+
+class Started(Generic[T]):
+    """Work handed to an executor (`start`): `results()` waits for its answers (an executor's: one per unit, in
+    the units' order). Used as a context manager, leaving it releases what runs them (a pool, a local Ray) and
+    drops the units not yet started, also when the work done meanwhile raised."""
+
+    def __init__(self, results: Callable[[], T], close: Callable[[], None] = lambda: None) -> None:
+        self._results = results
+        self._close = close
+        self._got: list[T] = []
+
+    def results(self) -> T:
+        if not self._got:
+            self._got.append(self._results())
+        return self._got[0]
+
+    def close(self) -> None:
+        self._close()
+
+    def __enter__(self) -> Started[T]:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._close()
 
 
 class Executor(Protocol):
@@ -32,6 +64,8 @@ class Executor(Protocol):
     def name(self) -> str: ...
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]: ...
+
+    def start(self, fn: Callable[[U], R], units: Sequence[U]) -> Started[list[R]]: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +77,10 @@ class Local:
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
         return [as_unit(fn, u) for u in units]
 
+    def start(self, fn: Callable[[U], R], units: Sequence[U]) -> Started[list[R]]:
+        """Nothing runs until the results are asked for: this process has only one thread of work."""
+        return Started(lambda: self.map(fn, units))
+
 
 @dataclass(frozen=True)
 class Processes:
@@ -53,11 +91,20 @@ class Processes:
     name: str = "process"
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
+        with self.start(fn, units) as started:
+            return started.results()
+
+    def start(self, fn: Callable[[U], R], units: Sequence[U]) -> Started[list[R]]:
         if self.workers <= 1 or len(units) <= 1:
-            return Local().map(fn, units)
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(functools.partial(as_unit, fn), units, chunksize=1))
+            return Local().start(fn, units)
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
+                                   mp_context=multiprocessing.get_context("spawn"))
+        try:
+            futures: list[Future[R]] = [pool.submit(as_unit, fn, u) for u in units]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        return Started(lambda: [f.result() for f in futures], lambda: pool.shutdown(cancel_futures=True))
 
 
 @dataclass(frozen=True)
@@ -71,6 +118,10 @@ class Ray:
     name: str = "ray"
 
     def map(self, fn: Callable[[U], R], units: Sequence[U]) -> list[R]:
+        with self.start(fn, units) as started:
+            return started.results()
+
+    def start(self, fn: Callable[[U], R], units: Sequence[U]) -> Started[list[R]]:
         ray = import_ray()
         started = not ray.is_initialized()
         if started:
@@ -79,12 +130,17 @@ class Ray:
                 ray.init(address=self.address, **quiet)
             else:
                 ray.init(num_cpus=self.workers, include_dashboard=False, **quiet)
-        try:
-            task = ray.remote(num_cpus=1)(as_unit)
-            return list(ray.get([task.remote(fn, u) for u in units]))
-        finally:
+
+        def close() -> None:
             if started:  # the local Ray's processes must not outlive the command
                 ray.shutdown()
+        try:
+            task = ray.remote(num_cpus=1)(as_unit)
+            refs = [task.remote(fn, u) for u in units]
+        except BaseException:
+            close()
+            raise
+        return Started(lambda: list(ray.get(refs)), close)
 
 
 def as_unit(fn: Callable[[U], R], unit: U) -> R:
@@ -129,5 +185,5 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
     raise InputError(f"unknown executor '{name}' (use one of {', '.join(EXECUTORS)})", origin=f"--executor {name}")
 
 
-__all__ = ["Executor", "Local", "Processes", "Ray", "EXECUTORS", "make_executor", "default_workers", "import_ray",
-           "as_unit"]
+__all__ = ["Executor", "Started", "Local", "Processes", "Ray", "EXECUTORS", "make_executor", "default_workers",
+           "import_ray", "as_unit"]

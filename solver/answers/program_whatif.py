@@ -26,7 +26,7 @@ from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
 from ..inputs.overrides import Change
 from ..inputs.program import PortableProgram, ProgramProblem, portable_program
 from ..solve.engine import Limits
-from .executors import Executor, Local
+from .executors import Executor, Local, Started
 from .program import ProgramReport, headline, solve_program
 from .sensitivity import SWEEPS
 from .sweep import Axis, grid
@@ -88,10 +88,10 @@ def run_unit(unit: ProgramUnit) -> dict[str, Any]:
     return {"name": unit.name, "value": unit.label, "sets": list(unit.sets), **headline(rep)}
 
 
-@collect.paused()
-def program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str] | None = None,
-                   executor: Executor | None = None) -> dict[str, list[dict[str, Any]]]:
-    """One program solve per swept value (see module docstring), on `executor` (default: this process)."""
+def start_program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str] | None = None,
+                         executor: Executor | None = None) -> Started[dict[str, list[dict[str, Any]]]]:
+    """The sweeps' program solves handed to `executor` (default: this process), returning at once (every variant
+    validated first): `results()` gives what `program_sweeps` returns."""
     names = list(which or SWEEPS)
     data = portable_program(pp)
     work: list[ProgramUnit] = []
@@ -101,11 +101,23 @@ def program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str] | No
             if got is not None:
                 pp.with_changes(got[1])  # validated here, before any unit is sent anywhere
                 work.append(ProgramUnit(len(work), data, name, got[0], got[1], limits.time_limit))
-    rows = (executor or Local()).map(run_unit, work)
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for unit, row in zip(work, rows, strict=True):
-        out[unit.name].append(row)
-    return {k: v for k, v in out.items() if v}
+    running = (executor or Local()).start(run_unit, work)
+
+    def rows() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        for unit, row in zip(work, running.results(), strict=True):
+            out[unit.name].append(row)
+        return {k: v for k, v in out.items() if v}
+
+    return Started(rows, running.close)
+
+
+@collect.paused()
+def program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str] | None = None,
+                   executor: Executor | None = None) -> dict[str, list[dict[str, Any]]]:
+    """One program solve per swept value (see module docstring), on `executor` (default: this process)."""
+    with start_program_sweeps(pp, limits, which, executor) as started:
+        return started.results()
 
 
 def grid_units(pp: ProgramProblem, axes: Sequence[Axis], limits: Limits) -> list[ProgramUnit]:
@@ -192,5 +204,5 @@ def _use_text(use: tuple[Any, ...]) -> str:
     return " and ".join(parts) or "does not use it"
 
 
-__all__ = ["program_sweeps", "program_break_even", "grid_units", "run_unit", "ProgramUnit", "sweep_changes",
-           "main_quote", "quote_use", "BREAK_EVEN_RESOLUTION"]
+__all__ = ["program_sweeps", "start_program_sweeps", "program_break_even", "grid_units", "run_unit", "ProgramUnit",
+           "sweep_changes", "main_quote", "quote_use", "BREAK_EVEN_RESOLUTION"]

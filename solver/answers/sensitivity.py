@@ -23,9 +23,9 @@ from .. import collect
 from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
 from ..inputs.overrides import Change
 from ..inputs.problem import PortableProblem, Problem, portable
-from ..solve.pipeline import SolveSettings, best_only, prepare, solve_pair, solve_problem
+from ..solve.pipeline import SolveSettings, best_only, prepare, solve_pair
 from ..solve.plan import Plan, Result
-from .executors import Executor, Local
+from .executors import Executor, Local, Started
 from .whynot import BREAK_EVEN_DOUBLINGS, WhyNot, bisect_price, price_step, scores_no_worse
 
 log = logging.getLogger(__name__)
@@ -96,26 +96,50 @@ def solve_value(unit: SweepValue) -> dict[str, Any] | None:
             "finish": p.finish.isoformat() if p else None}
 
 
-@collect.paused()
-def sweeps(problem: Problem, settings: SolveSettings, which: list[str] | None = None,
-           executor: Executor | None = None) -> dict[str, list[dict[str, Any]]]:
-    """One re-solve per swept value (see module docstring), on `executor` (default: this process)."""
+def start_sweeps(problem: Problem, settings: SolveSettings, which: list[str] | None = None,
+                 executor: Executor | None = None) -> Started[dict[str, list[dict[str, Any]]]]:
+    """The sweeps' re-solves handed to `executor` (default: this process), returning at once: `results()` gives
+    what `sweeps` returns. `plan sensitivity` computes its break-even prices while a pool runs these."""
     names = which or list(SWEEPS)
     data = portable(problem)
     work = [SweepValue(data, name, f, settings.time_limit, settings.allow_expired)
             for name in names for f in SWEEPS[name]]
-    rows = (executor or Local()).map(solve_value, work)
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for unit, row in zip(work, rows, strict=True):
-        if row is not None:
-            out[unit.name].append(row)
-    return out
+    running = (executor or Local()).start(solve_value, work)
+
+    def rows() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        for unit, row in zip(work, running.results(), strict=True):
+            if row is not None:
+                out[unit.name].append(row)
+        return out
+
+    return Started(rows, running.close)
 
 
 @collect.paused()
-def break_evens(problem: Problem, settings: SolveSettings, top: int = 3) -> list[dict[str, Any]]:
-    """Break-even prices for the chosen plan and the next `top - 1` runners-up (empty when there is no plan)."""
-    wn = WhyNot(problem, replace(settings, alternatives=False))
+def sweeps(problem: Problem, settings: SolveSettings, which: list[str] | None = None,
+           executor: Executor | None = None) -> dict[str, list[dict[str, Any]]]:
+    """One re-solve per swept value (see module docstring), on `executor` (default: this process)."""
+    with start_sweeps(problem, settings, which, executor) as started:
+        return started.results()
+
+
+@collect.paused()
+def ranking(problem: Problem, settings: SolveSettings) -> WhyNot:
+    """The problem solved with its runners-up: what the break-even prices are searched against (`wn.main`)."""
+    return WhyNot(problem, replace(settings, alternatives=False))
+
+
+@collect.paused()
+def break_evens(problem: Problem | WhyNot, settings: SolveSettings | None = None, top: int = 3
+                ) -> list[dict[str, Any]]:
+    """Break-even prices for the chosen plan and the next `top - 1` runners-up (empty when there is no plan), of
+    a problem or of its `ranking` (then `settings` are the ranking's)."""
+    if isinstance(problem, WhyNot):
+        wn = problem
+    else:
+        assert settings is not None
+        wn = ranking(problem, settings)
     full = wn.main
     if full.plan is None:
         return []
@@ -156,8 +180,10 @@ def _chosen_break_even(wn: WhyNot, quote_id: str, full: Result) -> dict[str, Any
     def still_chosen(price: float) -> bool:
         log.info("break-even search: %s at %.2f (complete re-solve)", quote_id, price)
         varied = repriced(price)
-        return uses_quote(solve_problem(varied, settings, prepare(varied, settings, estimates=wn.estimates,
-                                                                  engine=wn.ctx.engine)).plan)
+        # The winner alone, as `solve_problem` would choose it (the same plan, byte for byte), without solving the
+        # pairs that cannot win.
+        return uses_quote(best_only(varied, settings, prepare(varied, settings, estimates=wn.estimates,
+                                                              engine=wn.ctx.engine)).plan)
 
     def search(holds: Callable[[float], bool]) -> tuple[float, float] | None:
         lo, hi = q.price, q.price * 2
@@ -206,4 +232,4 @@ def _fast_predicate(wn: WhyNot, full: Result, repriced: Callable[[float], Proble
     return holds
 
 
-__all__ = ["sweeps", "break_evens", "SWEEPS", "variant"]
+__all__ = ["sweeps", "start_sweeps", "ranking", "break_evens", "SWEEPS", "variant"]
