@@ -251,14 +251,14 @@ def _sensitivity_program(program: Any, top: int | None, sweep_names: tuple[str, 
     from solver.render.jsonout import to_json
     from solver.render.program_whatif import program_sensitivity_dict, render_program_sensitivity
     _refuse_for_programs({"--top": top, **unsupported})
-    # As for one run: the sweeps run on the executor while this process solves the program and its break-even.
+    base = solve_program(program, limits)
+    if base.outcome.plan is None:
+        out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
+        return 1
+    today = headline(base)
+    # As for one run: the sweeps run on the executor while this process searches the break-even price.
     with start_program_sweeps(program, limits, list(sweep_names) or None, run_on) if not no_sweeps else \
             Started(dict) as swept:
-        base = solve_program(program, limits)
-        if base.outcome.plan is None:
-            out.write("no plan satisfies the program, so there is nothing to test; `plan solve` explains why.\n")
-            return 1
-        today = headline(base)
         be = program_break_even(program, base, limits)
         sw = swept.results()
     name, as_of = program.spec.name, program.as_of.isoformat()
@@ -513,14 +513,13 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
                                     _settings(time_limit, allow_expired, debug_model).limits,
                                     {"--allow-expired": allow_expired or None, "--debug-model": debug_model})
     settings = _settings(time_limit, allow_expired, debug_model)
-    # The sweeps run on the executor while this process ranks the plans and searches the break-even prices; without
-    # a plan, the sweeps not yet started are dropped.
+    ranked = ranking(problem, settings)
+    if ranked.main.plan is None:  # before the sweeps start: a pool that starts only to stop costs a second
+        out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
+        return 1
+    # The sweeps run on the executor while this process searches the break-even prices.
     with start_sweeps(problem, settings, list(sweep_names) or None, run_on) if not no_sweeps else \
             Started(dict) as swept:
-        ranked = ranking(problem, settings)
-        if ranked.main.plan is None:
-            out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
-            return 1
         be = break_evens(ranked, top=top or 3)
         sw = swept.results()
     if chart_path:
