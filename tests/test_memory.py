@@ -449,3 +449,54 @@ def test_min_gpus_is_the_first_fitting_n(params, per_node, avail, recompute):
     n = min_gpus(recompute=recompute, limit=512, **kw)
     brute = next((k for k in range(1, 513) if fits(k)), None)
     assert n == brute
+
+
+@pytest.mark.parametrize(("example", "sets"), [("datacenter", []), ("datacenter", ["workload.recompute=auto"]),
+                                               ("lora-small", [])])
+def test_one_estimator_per_system_gives_every_count_what_a_fresh_one_gives(example: str, sets: list[str]) -> None:
+    """The universe estimates each system's whole node grid with one `PointEstimator` (activations and FLOPs kept
+    per level and tensor parallelism); asked in a shuffled order, each count gets exactly, float for float, what a
+    new estimator made for that count alone gives."""
+    import random
+    from pathlib import Path
+
+    from solver.estimate.memory import model_shape
+    from solver.estimate.options import PointEstimator, workload_utilisation
+    from solver.inputs.problem import load_problem
+
+    p = load_problem(Path(__file__).resolve().parent.parent / "constraints" / f"{example}.yaml", sets)
+    spec, a, cat = p.spec, p.assumptions.values, p.catalog
+    levels = set()
+    w = spec.workload
+    shape = model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
+    counts = a.node_grid.counts()
+    rng = random.Random(7)
+    for system in sorted(cat.systems.values(), key=lambda s: s.id):
+        accel = cat.accelerators[system.accelerator]
+        util = workload_utilisation(spec, a, accel, 1.0)
+        for preemptible in (False, True):
+            shared = PointEstimator(spec, a, shape, system, accel, util, 1e12, preemptible)
+            for n in rng.sample(counts, len(counts)):
+                got = shared.at(n)
+                assert got == PointEstimator(spec, a, shape, system, accel, util, 1e12, preemptible).at(n)
+                levels.add(got[0].recompute)
+    assert len(levels) > 1 or w.recompute != "auto", "auto recomputation never changed level across the counts"
+
+
+def test_one_memory_fitter_gives_every_gpu_count_what_memory_per_gpu_gives() -> None:
+    """Below a node's GPUs, tensor parallelism changes with the count: a fitter asked in a shuffled order keeps
+    each (level, tensor parallelism)'s activations apart."""
+    import random
+
+    from solver.estimate.memory import MemoryFitter
+    a = load_assumptions().values
+    shape = model_shape(70e9, a.memory)
+    counts = list(range(1, 65))
+    random.Random(3).shuffle(counts)
+    for level in ("none", "selective", "full"):
+        fitter = MemoryFitter(recompute=level, params=70e9, per_node=8, available_gb=80.0, method="full",
+                              optimizer="adamw", seq_len=8192, shape=shape, mem=a.memory)
+        for gpus in counts:
+            assert fitter.at(gpus, level) == memory_per_gpu(
+                params=70e9, gpus=gpus, per_node=8, available_gb=80.0, method="full", optimizer="adamw",
+                seq_len=8192, recompute=level, shape=shape, mem=a.memory)

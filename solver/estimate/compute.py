@@ -129,11 +129,31 @@ def estimate_time(*, a: Assumptions, flops: float, gpus: int, nodes: int, per_no
                   preemptible: bool = False) -> TimeEstimate | None:
     """Wall time of a system at n nodes; on preemptible (spot) capacity each node is also reclaimed at
     `reliability.spot_interruptions_per_node_hour`."""
-    eff = scale_out_efficiency(nodes, per_node, gpus, a.scale_out[network])
-    rate = a.reliability.interruptions_per_gpu_hour[accel_class]  # type: ignore[index]
-    reclaims = a.reliability.spot_interruptions_per_node_hour if preemptible else 0.0
-    return wall_time(flops=flops, gpus=gpus, nodes=nodes, peak_tflops=peak_tflops, utilisation=util,
-                     efficiency=eff, interruptions_per_gpu_hour=rate, restart_hours=a.reliability.restart_hours,
-                     checkpoint_bytes=checkpoint_bytes,
-                     write_gbps_per_node=a.reliability.checkpoint_write_gbps_per_node,
-                     reclaims_per_node_hour=reclaims)
+    return TimeEstimator(a=a, per_node=per_node, network=network, peak_tflops=peak_tflops, util=util,
+                         accel_class=accel_class, checkpoint_bytes=checkpoint_bytes,
+                         preemptible=preemptible).at(flops, gpus, nodes)
+
+
+class TimeEstimator:
+    """`estimate_time` of one system at any node count, with what does not depend on the count looked up once
+    (the universe asks for every count of the node grid). The one implementation of it."""
+
+    def __init__(self, *, a: Assumptions, per_node: int, network: str, peak_tflops: float, util: float,
+                 accel_class: str, checkpoint_bytes: float, preemptible: bool = False) -> None:
+        r = a.reliability
+        self.per_node = per_node
+        self.net = a.scale_out[network]
+        self.peak_tflops = peak_tflops
+        self.util = util
+        self.rate = r.interruptions_per_gpu_hour[accel_class]  # type: ignore[index]
+        self.reclaims = r.spot_interruptions_per_node_hour if preemptible else 0.0
+        self.restart_hours = r.restart_hours
+        self.checkpoint_bytes = checkpoint_bytes
+        self.write_gbps = r.checkpoint_write_gbps_per_node
+
+    def at(self, flops: float, gpus: int, nodes: int) -> TimeEstimate | None:
+        eff = scale_out_efficiency(nodes, self.per_node, gpus, self.net)
+        return wall_time(flops=flops, gpus=gpus, nodes=nodes, peak_tflops=self.peak_tflops, utilisation=self.util,
+                         efficiency=eff, interruptions_per_gpu_hour=self.rate, restart_hours=self.restart_hours,
+                         checkpoint_bytes=self.checkpoint_bytes, write_gbps_per_node=self.write_gbps,
+                         reclaims_per_node_hour=self.reclaims)

@@ -105,12 +105,9 @@ def memory_per_gpu(*, params: float, gpus: int, per_node: int, available_gb: flo
                    optimizer: str, seq_len: int, recompute: str, shape: Shape, mem: MemoryA,
                    lora_rank: int | None = None, flash_attention: bool = True) -> MemoryEstimate:
     """Memory one accelerator needs when the job is spread over `gpus` accelerators."""
-    tp = tensor_parallel(gpus, per_node, mem)
-    states = states_bytes_total(params, method, optimizer, shape, mem, lora_rank) / gpus
-    acts = activation_bytes(shape, seq_len, recompute, tp, mem.micro_batch_sequences, flash_attention)
-    overhead = mem.framework_overhead_gb * GB
-    required = (states + acts + overhead) * (1.0 + mem.headroom)
-    return MemoryEstimate(gpus, tp, recompute, states / GB, acts / GB, overhead / GB, required / GB, available_gb)
+    return MemoryFitter(recompute=recompute, params=params, per_node=per_node, available_gb=available_gb,
+                        method=method, optimizer=optimizer, seq_len=seq_len, shape=shape, mem=mem,
+                        lora_rank=lora_rank, flash_attention=flash_attention).at(gpus, recompute)
 
 
 RECOMPUTE_ORDER = ("none", "selective", "full")
@@ -127,15 +124,53 @@ def fit_memory(*, recompute: str, params: float, gpus: int, per_node: int, avail
                flash_attention: bool = True) -> MemoryEstimate:
     """Memory per GPU at the recomputation `recompute` asks for; for `auto`, the least recomputation that fits
     (full recomputation costs 8PT instead of 6PT), or the most when none fits. The one place `auto` is decided."""
-    est: MemoryEstimate | None = None
-    for level in levels(recompute):
-        est = memory_per_gpu(params=params, gpus=gpus, per_node=per_node, available_gb=available_gb, method=method,
-                             optimizer=optimizer, seq_len=seq_len, recompute=level, shape=shape, mem=mem,
-                             lora_rank=lora_rank, flash_attention=flash_attention)
-        if est.fits:
-            return est
-    assert est is not None
-    return est
+    return MemoryFitter(recompute=recompute, params=params, per_node=per_node, available_gb=available_gb,
+                        method=method, optimizer=optimizer, seq_len=seq_len, shape=shape, mem=mem,
+                        lora_rank=lora_rank, flash_attention=flash_attention).fit(gpus)
+
+
+class MemoryFitter:
+    """`memory_per_gpu` and `fit_memory` of one workload on one system, for any number of GPUs: the model states'
+    total and each (level, tensor parallelism)'s activations are computed once, not per GPU count — the universe
+    asks for every count of a ~230-count node grid on each of ~60 systems. The one implementation of both."""
+
+    def __init__(self, *, recompute: str, params: float, per_node: int, available_gb: float, method: str,
+                 optimizer: str, seq_len: int, shape: Shape, mem: MemoryA, lora_rank: int | None = None,
+                 flash_attention: bool = True) -> None:
+        self.levels = levels(recompute)
+        self.per_node = per_node
+        self.available_gb = available_gb
+        self.seq_len = seq_len
+        self.shape = shape
+        self.mem = mem
+        self.flash_attention = flash_attention
+        self.states_total = states_bytes_total(params, method, optimizer, shape, mem, lora_rank)
+        self.overhead = mem.framework_overhead_gb * GB
+        self._acts: dict[tuple[str, int], float] = {}
+
+    def at(self, gpus: int, level: str) -> MemoryEstimate:
+        """Memory one accelerator needs at recomputation `level` with the job spread over `gpus`."""
+        mem = self.mem
+        tp = tensor_parallel(gpus, self.per_node, mem)
+        states = self.states_total / gpus
+        acts = self._acts.get((level, tp))
+        if acts is None:
+            acts = self._acts[(level, tp)] = activation_bytes(self.shape, self.seq_len, level, tp,
+                                                              mem.micro_batch_sequences, self.flash_attention)
+        overhead = self.overhead
+        required = (states + acts + overhead) * (1.0 + mem.headroom)
+        return MemoryEstimate(gpus, tp, level, states / GB, acts / GB, overhead / GB, required / GB,
+                              self.available_gb)
+
+    def fit(self, gpus: int) -> MemoryEstimate:
+        """`fit_memory` at `gpus`: the least recomputation allowed that fits, or the most when none does."""
+        est: MemoryEstimate | None = None
+        for level in self.levels:
+            est = self.at(gpus, level)
+            if est.fits:
+                return est
+        assert est is not None
+        return est
 
 
 def min_gpus(*, params: float, per_node: int, available_gb: float, method: str, optimizer: str, seq_len: int,
