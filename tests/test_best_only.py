@@ -74,12 +74,13 @@ def test_a_pair_is_skipped_only_when_its_bound_loses_by_the_solves_own_ranking()
 
 
 def test_the_frontier_with_pruned_winners_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The frontier's dates solved by `best_only` (as from 5,000 quotes) or by the full solve: the same points."""
+    """The frontier's dates solved by `best_only` (as from 5,000 quotes) one after the other, or by the full solve
+    side by side on two processes: the same points."""
     from solver.answers import frontier as frontier_mod
     problem = load_problem(ROOT / "constraints" / "finetune-70b.yaml")
-    full = frontier_mod.frontier(problem, SolveSettings(), points=6)
+    full = frontier_mod.frontier(problem, SolveSettings(processes=2), points=6)
     monkeypatch.setattr(frontier_mod, "PRUNED_FROM_QUOTES", 0)
-    pruned = frontier_mod.frontier(problem, SolveSettings(), points=6)
+    pruned = frontier_mod.frontier(problem, SolveSettings(processes=1), points=6)
     assert len(full) >= 2
     assert [(to_json(plan_dict(a.plan)), a.proven) for a in pruned] == \
         [(to_json(plan_dict(a.plan)), a.proven) for a in full]

@@ -29,7 +29,9 @@ from ..inputs.problem import Problem
 from ..model.money import units
 from ..model.screening import Screen
 from ..solve.engine import OPTIMAL
-from ..solve.pipeline import Best, Context, SolveSettings, best_only, prepare, solve_pair, solve_problem
+from ..solve.forked import fork_map
+from ..solve.pipeline import (Best, Context, SolveSettings, best_only, prepare, processes_for_problem, solve_pair,
+                              solve_problem)
 from ..solve.plan import Plan, Result
 
 log = logging.getLogger(__name__)
@@ -94,20 +96,30 @@ def _winner(problem: Problem, settings: SolveSettings) -> Best:
 
 def frontier(problem: Problem, settings: SolveSettings, points: int = 12) -> list[FrontierPoint]:
     """Up to `points` frontier points from the fastest plan to the cheapest, in order of finish (see module
-    docstring); empty when the problem has no plan whatever the deadline."""
+    docstring); empty when the problem has no plan whatever the deadline.
+
+    The two ends, then the dates between them, are independent solves: each set runs side by side on forked
+    copies of this process (`forked.py`; a solve inside runs its pairs serially), each answer the same as alone."""
     points = max(2, min(points, MAX_POINTS))
-    free = without_deadline(problem)
-    cheapest = _winner(free, settings)
+
+    def winner(p: Problem) -> Best:
+        return _winner(p, settings)
+
+    ends = [without_deadline(problem), without_deadline(problem, "time")]
+    cheapest, fastest = fork_map(winner, ends, processes_for_problem(problem, settings, len(ends)))
     if cheapest.plan is None:
         return []
-    fastest = _winner(without_deadline(problem, "time"), settings)
     assert fastest.plan is not None
     first, last = fastest.plan.finish, cheapest.plan.finish
     span = (last - first).days
     days = sorted({first + timedelta(days=round(span * k / (points - 1))) for k in range(points)})
+    inner = [day for day in days if day < last]
+    dated = [with_deadline(problem, day) for day in inner]
+    solved = dict(zip(inner, fork_map(winner, dated, processes_for_problem(problem, settings, len(dated))),
+                      strict=True))
     found: dict[tuple[date, str], FrontierPoint] = {}
     for day in days:
-        r = cheapest if day >= last else _winner(with_deadline(problem, day), settings)
+        r = solved.get(day, cheapest)
         if r.plan is not None:
             found[(r.plan.finish, r.plan.option)] = _point(problem, r.plan, r.status == OPTIMAL)
     return pareto(list(found.values()))

@@ -484,14 +484,23 @@ same. Where the work runs never changes the answer."""
 
 
 def processes_for(ctx: Context, items: int) -> int:
-    """How many processes (this one included) may share `pairs` items of work (pairs, or a plan's answers): the
-    settings' own, else every CPU for a catalog of at most `PARALLEL_MAX_QUOTES` quotes; never more than the items,
-    and one when models are written for debugging (their files are numbered in call order)."""
-    if ctx.settings.debug_model:
+    """How many processes (this one included) may share `items` items of work (pairs, or a plan's answers): the
+    settings' own, else every CPU for a catalog of at most `PARALLEL_MAX_QUOTES` usable quotes; never more than
+    the items, and one when models are written for debugging (their files are numbered in call order)."""
+    return _processes(ctx.settings, sum(len(o.quotes) for o in ctx.universe.options), items)
+
+
+def processes_for_problem(problem: Problem, settings: SolveSettings, items: int) -> int:
+    """`processes_for` before any context exists (whole solves side by side: the frontier's dates), counting the
+    catalog's quotes."""
+    return _processes(settings, len(problem.catalog.quotes), items)
+
+
+def _processes(settings: SolveSettings, quotes: int, items: int) -> int:
+    if settings.debug_model:
         return 1
-    wanted = ctx.settings.processes
+    wanted = settings.processes
     if wanted is None:
-        quotes = sum(len(o.quotes) for o in ctx.universe.options)
         wanted = available_cpus() if quotes <= PARALLEL_MAX_QUOTES else 1
     return max(1, min(wanted, items))
 
@@ -573,4 +582,4 @@ def _cross_check(ctx: Context, status: str, best: int | None) -> None:
 
 
 __all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "best_only", "Best", "solve_pair",
-           "optimise", "PairOutcome", "Forcing"]
+           "optimise", "PairOutcome", "Forcing", "processes_for", "processes_for_problem"]
