@@ -9,12 +9,15 @@ Quotes are `bench/risk.py`'s catalog-shaped copies of the bundled catalog (every
 contract in the proportions of real quotes; price ×0.8–1.25, lead time ×0.5–2, capacity ×0.25–4, validity ±90 days,
 each rented copy on its own fabric), written to one file and passed with `--quotes` to the 200B problem of
 `constraints/datacenter.yaml` (its rules off, so the copies are not named by them). Each case is one process
-running the console command in full — loading, the solve, the runners-up, the reasons every other option cannot
-work, the risk table, and for an infeasible problem its explanation — and reports wall time, exit status, the plan
-or conflict, and peak memory: the max RSS of the command's own process, and with `--pss` (Linux) the peak of the
-proportional set size summed over it and the processes it forks to solve pairs side by side (`--processes`),
-sampled every 50 ms — shared pages counted once, so it is the memory the command takes from the machine. Reading
-/proc that often takes CPU from the forked searches, so quote times from a run without `--pss`. Cases:
+running the console command in full (`python cli.py`, the `plan` script's own entry point) — loading, the solve,
+the runners-up, the reasons every other option cannot work, the risk table, and for an infeasible problem its
+explanation — and reports wall time, exit status, the plan or conflict, and peak memory: the max RSS of the
+command's own process, and with `--pss` (Linux) the peak of the proportional set size summed over it and the
+processes it forks to solve pairs side by side (`--processes`), sampled every 10 ms — shared pages counted once,
+so it is the memory the command takes from the machine. Reading /proc that often takes CPU from the forked
+searches, so quote times from a run without `--pss`. (Until 2026-12-03 a case called `cli.main` in a Python
+process of its own: that process then collected garbage and tore the interpreter down, which the `plan` script
+skips, 0.5–0.6 s more at 1,000 quotes than the command a user runs.) Cases:
 
 - base: as written; deadline: `schedule.deadline=2027-03-01`; budget-20M / budget-5M: `budget.max_usd`.
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -46,21 +50,6 @@ from risk import catalog_shaped_quotes  # noqa: E402
 
 CASES = {"base": [], "deadline": ["schedule.deadline=2027-03-01"], "budget-20M": ["budget.max_usd=20M"],
          "budget-5M": ["budget.max_usd=5M"]}
-
-RUN = """
-import json, resource, sys, time
-sys.path.insert(0, {root!r})
-t0 = time.perf_counter()
-import cli
-try:
-    cli.main.main({args!r}, standalone_mode=False)
-    code = 0
-except SystemExit as e:
-    code = e.code
-print(json.dumps({{"exit": code, "seconds": time.perf_counter() - t0,
-                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}}), file=sys.stderr)
-"""
-
 
 def _tree_pss_kb(pid: int) -> int:
     """Proportional set size of a process and its descendants, in kB (0 where /proc cannot tell)."""
@@ -82,30 +71,33 @@ def run_case(qfile: Path, sets: list[str], timeout: float, extra: list[str] | No
             "--format", "json"] + [a for s in sets for a in ("--set", s)] + options + (extra or [])
     with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:  # no pipe to fill up
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", RUN.format(root=str(ROOT), args=args)], stdout=out_f,
-                                stderr=err_f, text=True, cwd=ROOT)
+        # The console command itself (`entry`: it leaves by os._exit, without tearing the interpreter down), as the
+        # `plan` script runs it; wait4 gives this child's own peak resident size.
+        proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *args], stdout=out_f, stderr=err_f, text=True,
+                                cwd=ROOT)
         peak_pss = 0
-        while proc.poll() is None:
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
             if time.perf_counter() - t0 > timeout:
                 proc.kill()
-                proc.wait()
+                os.wait4(proc.pid, 0)
+                proc.returncode = -9
                 return {"status": f"killed after {timeout:g} s", "seconds": None}
             if pss:
                 peak_pss = max(peak_pss, _tree_pss_kb(proc.pid))
-            try:
-                proc.wait(0.05)
-            except subprocess.TimeoutExpired:
-                pass
+            time.sleep(0.01)
         wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
         out_f.seek(0)
         err_f.seek(0)
         p = subprocess.CompletedProcess(proc.args, proc.returncode, out_f.read(), err_f.read())
-    meta = json.loads(p.stderr.strip().splitlines()[-1])
     out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
     plan = out.get("plan") or {}
     expl = out.get("explanation") or {}
-    return {"status": out.get("status"), "exit": meta["exit"], "seconds": round(wall, 2),
-            "in_process_seconds": round(meta["seconds"], 2), "peak_mb": round(meta["peak_mb"]),
+    return {"status": out.get("status"), "exit": p.returncode, "seconds": round(wall, 2),
+            "peak_mb": round(usage.ru_maxrss / 1e3),
             "peak_pss_mb_all_processes": round(peak_pss / 1e3) if peak_pss else None,
             "plan": [plan["option"], plan["nodes"], plan["cost_usd"]["total"]] if plan else None,
             "conflict": expl.get("conflict"), "proven": expl.get("proven") if expl else None}
