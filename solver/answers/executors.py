@@ -51,6 +51,10 @@ class Started(Generic[T]):
     def close(self) -> None:
         self._close()
 
+    def then(self, fn: Callable[[T], R]) -> Started[R]:
+        """The same work, its results passed through `fn` (once, when asked for)."""
+        return Started(lambda: fn(self.results()), self._close)
+
     def __enter__(self) -> Started[T]:
         return self
 

@@ -104,16 +104,14 @@ def start_sweeps(problem: Problem, settings: SolveSettings, which: list[str] | N
     data = portable(problem)
     work = [SweepValue(data, name, f, settings.time_limit, settings.allow_expired)
             for name in names for f in SWEEPS[name]]
-    running = (executor or Local()).start(solve_value, work)
-
-    def rows() -> dict[str, list[dict[str, Any]]]:
+    def by_sweep(rows: list[dict[str, Any] | None]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-        for unit, row in zip(work, running.results(), strict=True):
+        for unit, row in zip(work, rows, strict=True):
             if row is not None:
                 out[unit.name].append(row)
         return out
 
-    return Started(rows, running.close)
+    return (executor or Local()).start(solve_value, work).then(by_sweep)
 
 
 @collect.paused()
