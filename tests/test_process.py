@@ -67,6 +67,42 @@ def test_ctrl_c_as_the_searches_are_forked_stops_every_process_quietly(after: fl
     assert not [c for c in children if Path(f"/proc/{c}").exists()], "a forked search outlived its parent"
 
 
+def _pool_workers(pid: int) -> list[str]:
+    """The process-pool workers among a process's children (spawned: their command line says so)."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    found = []
+    for kid in kids:
+        try:
+            if b"spawn_main" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                found.append(kid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_the_sweeps_run_on_the_pool_says_interrupted_once() -> None:
+    """`plan sensitivity` with its sweeps on a process pool: Ctrl-C to the whole process group stops the command
+    and every worker, and only the command says "interrupted" (each worker used to say it too)."""
+    p = subprocess.Popen([sys.executable, "cli.py", "sensitivity", FINETUNE, "--sweep", "tokens", "--workers", "2",
+                          "--format", "json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    workers: list[str] = []
+    while len(workers) < 2 and p.poll() is None:
+        workers = _pool_workers(p.pid)
+        time.sleep(0.005)
+    if p.poll() is None:
+        time.sleep(0.3)
+        os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert len(workers) == 2, "the pool never started"
+    assert p.returncode == 130 and out == "" and err.strip() == "interrupted", (p.returncode, err)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a pool worker outlived the command"
+
+
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.2, 2.4])
 def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
     """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already
