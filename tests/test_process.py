@@ -103,12 +103,30 @@ def test_ctrl_c_while_the_sweeps_run_on_the_pool_says_interrupted_once() -> None
     assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a pool worker outlived the command"
 
 
+def _wait_until_imports_begin(pid: int) -> None:
+    """Until the process has mapped its first compiled module from site-packages: `cli.py` has installed its Ctrl-C
+    handler by then (its first lines run before any import of a dependency). Before it, a SIGINT lands in CPython's
+    own start-up (site, .pth files), where no program can install a handler, so the tests start their clocks here
+    (on Linux; elsewhere at once)."""
+    maps = Path(f"/proc/{pid}/maps")
+    end = time.monotonic() + 30
+    while maps.exists() and time.monotonic() < end:
+        try:
+            if "site-packages" in maps.read_text():
+                return
+        except OSError:
+            return
+        time.sleep(0.001)
+
+
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.2, 2.4])
 def test_ctrl_c_during_an_explanation_exits_130_with_no_or_the_whole_answer(delay: float, slow_answer: str) -> None:
-    """SIGINT at any moment: "interrupted" and exit 130 with nothing on stdout — or, if the command had already
-    finished, its complete, unchanged answer. Never a partial answer, never a traceback, never exit 1."""
+    """SIGINT at any moment once `cli.py` runs: "interrupted" and exit 130 with nothing on stdout — or, if the
+    command had already finished, its complete, unchanged answer. Never a partial answer, never a traceback, never
+    exit 1."""
     p = subprocess.Popen([sys.executable, "cli.py", *SLOW], cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
+    _wait_until_imports_begin(p.pid)
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
