@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import collect
 from ..errors import PlanCheckError
@@ -39,6 +39,7 @@ from .grow import Step, grow
 from .plan import Alternative, ExcludedOption, Plan, Reason, Result, exclusion_order, make_plan
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -505,48 +506,63 @@ def _processes(settings: SolveSettings, quotes: int, items: int) -> int:
     return max(1, min(wanted, items))
 
 
-PairAnswer = tuple[PairOutcome, list[ChanceCut], bool, ScreenFindings | None]
 
 
 def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[PairOutcome]:
-    """Each pair's best plan without the tie-break, in the pairs' order, on up to `processes_for` processes: with
-    `--processes` the pairs are forked out from the start, by default only those left after `FORK_AFTER_SECONDS`.
+    """Each pair's best plan without the tie-break, in the pairs' order, shared out by `per_pair`.
 
     A child's chance cuts and wall-clock stop come back with its outcome, so the context ends as the serial solve
     leaves it: the screen's point reasons too (`Screen.findings`); other caches are filled again where later stages
     need them."""
     hint = ctx.settings.hint
 
-    def one(pair: str) -> PairAnswer:
-        sub = ctx.universe.subset(pair)
-        out = solve_pair(ctx, sub, cost_hi, tie_break=False, hint=hint)
-        found = ctx.screen.findings({o.id for o in sub.options}) if in_child() else None
-        return out, ctx.cuts.get(pair, []), ctx.engine.out_of_time, found
+    def one(pair: str) -> tuple[PairOutcome, list[ChanceCut]]:
+        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint)
+        return out, ctx.cuts.get(pair, [])
+
+    outcomes = []
+    for pair, (out, cuts) in zip(pairs, per_pair(ctx, pairs, one), strict=True):
+        if cuts:
+            ctx.cuts[pair] = cuts
+        outcomes.append(out)
+    return outcomes
+
+
+def per_pair(ctx: Context, pairs: list[str], one: Callable[[str], T]) -> list[T]:
+    """[one(pair) for pair in pairs] on up to `processes_for` processes: with `--processes` the pairs are forked out
+    from the start, by default only those left after `FORK_AFTER_SECONDS` (largest first, this process taking the
+    smallest before and meanwhile). `one` must answer from the context alone (each pair is searched on its own).
+
+    What a forked search learns that later stages rely on comes back with its answer and is adopted here, so the
+    context ends as a serial run leaves it: the screen's point reasons of the pair's options (`Screen.findings`:
+    an explanation prunes the points whose reasons are known) and the wall clock running out (`--max-seconds`)."""
+    def run(pair: str) -> tuple[T, bool, ScreenFindings | None]:
+        got = one(pair)
+        found = ctx.screen.findings({o.id for o in ctx.universe.subset(pair).options}) if in_child() else None
+        return got, ctx.engine.out_of_time, found
 
     size = {o.pair: 0 for o in ctx.universe.options}
     for o in ctx.universe.options:
         size[o.pair] += len(o.points) + len(o.quotes) * len(o.points)
     left = sorted(range(len(pairs)), key=lambda k: (-size.get(pairs[k], 0), k))   # largest first
     processes = processes_for(ctx, len(pairs))
-    answers: dict[int, PairAnswer] = {}
+    answers: dict[int, tuple[T, bool, ScreenFindings | None]] = {}
     if processes == 1 or ctx.settings.processes is None:
         start = time.monotonic()
         while left and (processes == 1 or len(left) < 2 or time.monotonic() - start < FORK_AFTER_SECONDS):
             k = left.pop()  # the smallest left
-            answers[k] = one(pairs[k])
+            answers[k] = run(pairs[k])
     if left:
         log.info("forking %d processes for %d pairs", processes, len(left))
-        answers.update(zip(left, fork_map(one, [pairs[k] for k in left], processes), strict=True))
-    outcomes = []
-    for k, pair in enumerate(pairs):
-        out, cuts, out_of_time, findings = answers[k]
-        if cuts:
-            ctx.cuts[pair] = cuts
+        answers.update(zip(left, fork_map(run, [pairs[k] for k in left], processes), strict=True))
+    out = []
+    for k in range(len(pairs)):
+        got, out_of_time, findings = answers[k]
         if findings is not None:
             ctx.screen.adopt(findings)
         ctx.engine.out_of_time = ctx.engine.out_of_time or out_of_time
-        outcomes.append(out)
-    return outcomes
+        out.append(got)
+    return out
 
 
 def _closed_form_bound(ctx: Context, pair: str, cost_hi: int | None) -> int | None:
@@ -582,4 +598,4 @@ def _cross_check(ctx: Context, status: str, best: int | None) -> None:
 
 
 __all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "best_only", "Best", "solve_pair",
-           "optimise", "PairOutcome", "Forcing", "processes_for", "processes_for_problem"]
+           "optimise", "PairOutcome", "Forcing", "processes_for", "processes_for_problem", "per_pair"]
