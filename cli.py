@@ -14,11 +14,8 @@ import sys
 
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
-    """Ctrl-C before a command runs (while Python imports): the same quiet exit 130 as during one. A worker of a
-    command's process pool (which imports this module as its main module, and never runs a command itself) leaves
-    without a word: the command says "interrupted" once for all of them."""
-    if "multiprocessing" not in sys.modules or sys.modules["multiprocessing"].parent_process() is None:
-        os.write(2, b"interrupted\n")
+    """Ctrl-C before a command runs (while Python imports): the same quiet exit 130 as during one."""
+    os.write(2, b"interrupted\n")
     os._exit(130)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -99,16 +100,46 @@ class Processes:
             return started.results()
 
     def start(self, fn: Callable[[U], R], units: Sequence[U]) -> Started[list[R]]:
+        """The workers are spawned as the units are handed over, with Ctrl-C blocked (a spawned process inherits
+        the mask): one that arrived while Python itself starts up in a worker, before any handler can exist, was a
+        "Fatal Python error" there. Each worker lets it through once it can take it quietly (`_quiet_worker`)."""
         if self.workers <= 1 or len(units) <= 1:
             return Local().start(fn, units)
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
-                                   mp_context=multiprocessing.get_context("spawn"))
+                                   mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_worker)
+        blocked = _block_sigint()
         try:
             futures: list[Future[R]] = [pool.submit(as_unit, fn, u) for u in units]
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise
+        finally:
+            _unblock_sigint(blocked)
         return Started(lambda: [f.result() for f in futures], lambda: pool.shutdown(cancel_futures=True))
+
+
+def _block_sigint() -> bool:
+    """Block Ctrl-C in this thread (the one that spawns the workers); whether it was not blocked already."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return False
+    return signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _unblock_sigint(blocked: bool) -> None:
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _quiet_worker() -> None:
+    """A pool worker, ready to run units: Ctrl-C (which the terminal sends to the whole process group) ends it at
+    once and without a word — the command that owns the pool says "interrupted" for all — and is let through now."""
+    signal.signal(signal.SIGINT, _exit_quietly)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    os._exit(130)
 
 
 @dataclass(frozen=True)
