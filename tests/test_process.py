@@ -84,7 +84,7 @@ def _pool_workers(pid: int) -> list[str]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("delay", [0.0, 1.0])
 def test_ctrl_c_while_the_sweeps_run_on_the_pool_says_interrupted_once(delay: float) -> None:
     """`plan sensitivity` with its sweeps on a process pool: Ctrl-C to the whole process group stops the command
     and every worker, and only the command says "interrupted" — each worker used to say it too, or, caught while

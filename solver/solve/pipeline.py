@@ -506,8 +506,6 @@ def _processes(settings: SolveSettings, quotes: int, items: int) -> int:
     return max(1, min(wanted, items))
 
 
-
-
 def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[PairOutcome]:
     """Each pair's best plan without the tie-break, in the pairs' order, shared out by `per_pair`.
 
