@@ -497,7 +497,7 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
                 verbose: bool) -> int:
     """Break-even prices of the top plans, and how the plan moves as uncertain inputs sweep."""
     from solver.answers.executors import Started
-    from solver.answers.sensitivity import break_evens, ranking, start_sweeps
+    from solver.answers.sensitivity import break_evens_of, ranking, start_sweeps
     from solver.render.jsonout import to_json
     from solver.render.text import render_sensitivity
 
@@ -520,7 +520,7 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
     # The sweeps run on the executor while this process searches the break-even prices.
     with start_sweeps(problem, settings, list(sweep_names) or None, run_on) if not no_sweeps else \
             Started(dict) as swept:
-        be = break_evens(ranked, top=top or 3)
+        be = break_evens_of(ranked, top or 3)
         sw = swept.results()
     if chart_path:
         from solver.render.chart import chart

@@ -101,6 +101,7 @@ def start_program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str
             if got is not None:
                 pp.with_changes(got[1])  # validated here, before any unit is sent anywhere
                 work.append(ProgramUnit(len(work), data, name, got[0], got[1], limits.time_limit))
+
     def by_sweep(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for unit, row in zip(work, rows, strict=True):

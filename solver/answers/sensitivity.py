@@ -104,6 +104,7 @@ def start_sweeps(problem: Problem, settings: SolveSettings, which: list[str] | N
     data = portable(problem)
     work = [SweepValue(data, name, f, settings.time_limit, settings.allow_expired)
             for name in names for f in SWEEPS[name]]
+
     def by_sweep(rows: list[dict[str, Any] | None]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for unit, row in zip(work, rows, strict=True):
@@ -129,15 +130,14 @@ def ranking(problem: Problem, settings: SolveSettings) -> WhyNot:
 
 
 @collect.paused()
-def break_evens(problem: Problem | WhyNot, settings: SolveSettings | None = None, top: int = 3
-                ) -> list[dict[str, Any]]:
-    """Break-even prices for the chosen plan and the next `top - 1` runners-up (empty when there is no plan), of
-    a problem or of its `ranking` (then `settings` are the ranking's)."""
-    if isinstance(problem, WhyNot):
-        wn = problem
-    else:
-        assert settings is not None
-        wn = ranking(problem, settings)
+def break_evens(problem: Problem, settings: SolveSettings, top: int = 3) -> list[dict[str, Any]]:
+    """Break-even prices for the chosen plan and the next `top - 1` runners-up (empty when there is no plan)."""
+    return break_evens_of(ranking(problem, settings), top)
+
+
+@collect.paused()
+def break_evens_of(wn: WhyNot, top: int = 3) -> list[dict[str, Any]]:
+    """`break_evens` of a problem already ranked (`ranking`)."""
     full = wn.main
     if full.plan is None:
         return []
@@ -230,4 +230,4 @@ def _fast_predicate(wn: WhyNot, full: Result, repriced: Callable[[float], Proble
     return holds
 
 
-__all__ = ["sweeps", "start_sweeps", "ranking", "break_evens", "SWEEPS", "variant"]
+__all__ = ["sweeps", "start_sweeps", "ranking", "break_evens", "break_evens_of", "SWEEPS", "variant"]
