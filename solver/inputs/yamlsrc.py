@@ -22,6 +22,7 @@ import yaml
 
 from ..errors import InputError
 from .jsonsrc import parse_json
+from .yamlblock import PLAIN_FLOAT as _PLAIN_FLOAT, PLAIN_INT as _PLAIN_INT, read_block
 from .source import PathT, Source, path_str
 
 MAX_FILE_BYTES = 2_000_000
@@ -107,9 +108,6 @@ def catalog_file_limit() -> int:
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
-_PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
-"""Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign)."""
 _IMPLICIT = yaml.SafeLoader.yaml_implicit_resolvers
 PLAIN_TEXT_STARTS = None if None in _IMPLICIT or "" not in _IMPLICIT else frozenset(_IMPLICIT)
 """First characters for which YAML 1.1 has an implicit tag to try (numbers, booleans, null, dates, merge …): a
@@ -139,6 +137,18 @@ def _plain_number_tag(text: str) -> str | None:
 
 def _line(event: Any) -> int:
     return int(event.start_mark.line) + 1 if event.start_mark is not None else 0
+
+
+class _PlainEvent:
+    """What `_Builder._scalar` reads of a plain scalar's event, for a scalar read without the parser."""
+
+    __slots__ = ("value",)
+    tag = None
+    implicit = (True, False)
+    start_mark = end_mark = style = None
+
+    def __init__(self, value: str) -> None:
+        self.value = value
 
 
 class _Frame:
@@ -371,6 +381,11 @@ class _Builder:
                 self.resolved[text] = tag
         return tag
 
+    def plain(self, text: str) -> Any:
+        """The value of a plain scalar `text` (unquoted, untagged) as this reader types it (`yamlblock.py`); an
+        `InputError` without a line for a value it refuses."""
+        return self._scalar(_PlainEvent(text), (), None, 0)
+
     def _scalar(self, event: Any, parent: PathT, key: str | int | None, line: int) -> Any:
         """The value of a scalar at `parent + (key,)` (the path is made only for an error message)."""
         if event.tag is None and not event.implicit[0]:
@@ -414,6 +429,11 @@ def parse_text(text: str, file: str) -> Source:
     if file.lower().endswith(".json"):
         return parse_json(text, file)
     builder = _Builder(file, MAX_NODES + len(text))
+    block = read_block(text, builder.plain, PLAIN_TEXT_STARTS)
+    if block is not None:
+        lines = Lines()
+        data, lines.nodes, lines.by_map = block
+        return Source(file=file, data=data, lines=lines)
     try:
         data = builder.build(getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text))
     except yaml.MarkedYAMLError as exc:
