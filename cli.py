@@ -142,7 +142,7 @@ def _solver_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--processes", type=click.IntRange(1, 256), default=None, expose_value=False,
                       callback=_processes,
                       help="Processes that solve accelerator/mode pairs side by side (Linux) [default: the pairs "
-                           "still unsolved after 0.25 s go to every CPU this process may use, up to 30,000 quotes]. "
+                           "still unsolved after 0.1 s go to every CPU this process may use, up to 30,000 quotes]. "
                            "The answer is the same.")(fn)
     fn = click.option("--max-seconds", type=Seconds(), default=None, expose_value=False, callback=_wall_deadline,
                       help="Wall-clock limit for the whole command: when it stops the search, the best plan found "

@@ -455,3 +455,14 @@ def test_a_pair_s_status_by_its_least_budgeted_quantity_is_the_full_models(
                 assert got in (FEASIBLE, UNKNOWN), (target.id, scale, active)
             if got != UNKNOWN:
                 assert got == _full_status(full, target.pair, active), (target.id, forced is not None, scale, active)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=-2 ** 62, max_value=2 ** 62), max_size=40), st.integers(0, 3))
+def test_distinct_is_numpys_unique(values: list[int], repeats: int) -> None:
+    """`arrays.distinct`, which the bounds and the screen use instead of `np.unique`: the same sorted values and
+    dtype, repeats and the empty and one-element arrays included."""
+    from solver.model.arrays import distinct
+    a = np.array(values * (repeats + 1), dtype=np.int64)
+    got, want = distinct(a), np.unique(a)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()

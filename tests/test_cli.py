@@ -426,6 +426,14 @@ def test_version_and_help(runner):
         assert cmd in r.stdout
 
 
+def test_the_processes_help_states_the_defaults_the_pipeline_uses(runner):
+    """`cli.py` does not import the pipeline to print its help, so the defaults are written out there."""
+    from solver.solve.pipeline import FORK_AFTER_SECONDS, PARALLEL_MAX_QUOTES
+    r = invoke(runner, "solve", "--help")
+    text = " ".join(r.stdout.split())
+    assert f"after {FORK_AFTER_SECONDS:g} s" in text and f"up to {PARALLEL_MAX_QUOTES:,} quotes" in text
+
+
 # --------------------------------------------------------------------------------------------- estimate
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from ..estimate.options import Option, Point, PriceKey
 from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
+from .arrays import distinct
 from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
@@ -347,9 +348,9 @@ def _cost_by_premium(split: _Split, slips: np.ndarray, fixed_cost: int, fixed_ca
     [g_i, g_i+1) between two evaluated levels, cost ≥ fixed + fill(quotes with premium < g_i+1) + g_i, and its
     cash ≥ fixed + their cash fill; levels over a limit are out. The bound is the least over levels — never below
     the cheapest fill plus the least premium, which is what it refines."""
-    levels = np.unique(slips)
+    levels = distinct(slips)
     if len(levels) > PREMIUM_LEVELS:
-        levels = np.unique(levels[np.linspace(0, len(levels) - 1, PREMIUM_LEVELS).round().astype(np.int64)])
+        levels = distinct(levels[np.linspace(0, len(levels) - 1, PREMIUM_LEVELS).round().astype(np.int64)])
     uppers = np.append(levels[1:], np.iinfo(np.int64).max)
     masks = slips[None, :] < uppers[:, None]
     fills = split.fills(masks, False)
@@ -380,7 +381,7 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
         if held[-1] < split.n:
             return None
         return int(ready[order][np.argmax(held >= split.n)])
-    days = np.unique(ready)
+    days = distinct(ready)
     if len(days) * len(ready) <= VECTOR_CELLS:
         allowed = ready[None, :] <= days[:, None]
         cost = split.fills(allowed, False)

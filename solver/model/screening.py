@@ -23,6 +23,7 @@ from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_group
 from ..inputs.spec import ProblemSpec, Rule
+from .arrays import distinct
 from .groups import capacity_group
 from .prices import PriceTable, price_table
 from .reduce import PointReducer, reducer_for
@@ -334,11 +335,11 @@ class Screen:
         if len(order) < 2:
             return []
         fabric = table.fabric[order]
-        distinct = table.distinct_fabrics or len(np.unique(fabric)) == len(fabric)
-        if not distinct and len(np.unique(fabric)) < 2:
+        fabrics = len(fabric) if table.distinct_fabrics else len(distinct(fabric))
+        if fabrics < 2:
             return []
         items: set[str] = set(base) | {"policy.max_fabrics"}
-        if distinct:
+        if fabrics == len(fabric):
             cap = table.cap[order]
             over = fixed + n * per > limit
             if np.any(~over & (cap >= n)):
