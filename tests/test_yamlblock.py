@@ -176,3 +176,18 @@ def test_what_is_declined_is_still_read_by_parse_text_with_its_lines() -> None:
     with pytest.raises(InputError) as exc:
         yamlsrc.parse_text("quotes:\n- id: a\n  mode: buy\n  mode: cloud\n", "t.yaml")
     assert "duplicate key 'mode'" in str(exc.value) and exc.value.line == 4
+
+
+def test_lines_read_a_chunk_at_a_time_are_the_lines_read_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text is split into lines a chunk at a time (`CHUNK_CHARS`, bounded memory): chunks of any size, down to
+    one character, give the same values and lines as one chunk."""
+    from solver.inputs import yamlblock
+    rng = random.Random(7)
+    texts = [_document(rng) for _ in range(200)] + \
+        [p.read_text(encoding="utf-8") for p in sorted((ROOT / "catalogs" / "quotes").glob("*.yaml"))]
+    whole = [_block(text) for text in texts]
+    for size in (1, 7, 64):
+        monkeypatch.setattr(yamlblock, "CHUNK_CHARS", size)
+        for text, want in zip(texts, whole, strict=True):
+            got = _block(text)
+            assert (got is None) == (want is None) and (got is None or repr(got) == repr(want)), (size, text)
