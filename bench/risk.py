@@ -37,8 +37,10 @@ from solver.solve.pipeline import SolveSettings, prepare, solve_problem  # noqa:
 AS_OF = dt.date(2026, 12, 1)
 
 
-def catalog_shaped_quotes(n: int, seed: int = 11) -> list[dict]:
-    """n copies of bundled quotes (round robin over a seeded shuffle) with the spreads of the module docstring."""
+def catalog_shaped_quotes(n: int, seed: int = 11, sources: bool = False) -> list[dict]:
+    """n copies of bundled quotes (round robin over a seeded shuffle) with the spreads of the module docstring; each
+    copy's `source` is a short fixed text, or with `sources` its bundled quote's own (100–300 characters, which a
+    YAML writer wraps over several lines)."""
     cat = load_catalog()
     base = [q for q in cat.quotes.values() if q.priced and not q.expired(AS_OF)]
     rng = random.Random(seed)
@@ -60,7 +62,8 @@ def catalog_shaped_quotes(n: int, seed: int = 11) -> list[dict]:
         q["id"] = f"{q['id']}-c{i:05d}"
         if q["mode"] != "buy":
             q["fabric"] = f"fab-{i:05d}"
-        q["source"] = "bench (catalog-shaped copy)"
+        if not sources:
+            q["source"] = "bench (catalog-shaped copy)"
         out.append(q)
     return out
 

@@ -22,6 +22,8 @@ skips, 0.5–0.6 s more at 1,000 quotes than the command a user runs.) Cases:
 - base: as written; deadline: `schedule.deadline=2027-03-01`; budget-20M / budget-5M: `budget.max_usd`.
 
 `--formats yaml,json` runs each case on the quotes written as YAML and as JSON (`*.json`, read by the json module).
+`--sources` keeps each copy's bundled `source` text (100–300 characters) instead of a short fixed one: PyYAML's
+writer wraps such texts over two to four lines, as a real feed's YAML has them.
 
 The package's bytecode is compiled first, as `pip install .` does and as any run after the first does where
 `PYTHONDONTWRITEBYTECODE` is not set: a checkout run with it set (this sandbox sets it) compiles every module of
@@ -121,6 +123,8 @@ def main() -> None:
                     help='the plan command and its options, e.g. "frontier" or "explain --why-not h100-sxm"')
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     ap.add_argument("--no-compile", action="store_true", help="do not byte-compile the package first")
+    ap.add_argument("--sources", action="store_true",
+                    help="keep each copy's bundled source text (long, wrapped in YAML) instead of a short one")
     args = ap.parse_args()
     if not args.no_compile:
         compile_package()
@@ -128,7 +132,7 @@ def main() -> None:
     extra = ["--processes", str(args.processes)] if args.processes else []
     with tempfile.TemporaryDirectory() as d:
         for n in [int(s) for s in args.sizes.split(",") if s]:
-            quotes = catalog_shaped_quotes(n)
+            quotes = catalog_shaped_quotes(n, sources=args.sources)
             for fmt in args.formats.split(","):
                 qfile = Path(d) / f"quotes-{n}.{fmt}"
                 if fmt == "json":

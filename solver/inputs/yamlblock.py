@@ -72,11 +72,12 @@ def read_block(text: str, plain: Callable[[str], Any], text_starts: Collection[s
         return None
 
 
-_LINE = re.compile(r"^( *)(- +)?(?:([A-Za-z0-9_][A-Za-z0-9_./-]*):(?: +|$))?(.*)$", re.M)
+_LINE = re.compile(r"^( *)(- +)?(?:([A-Za-z0-9_][A-Za-z0-9_./-]*):(?: |$))?(.*)$", re.M)
 """Every line, as (indentation, list dash, key, the rest): one match per line, so the n-th is line n. A key is a
-simple name followed by `:` and a space or the line's end (`a:b` is a scalar)."""
+simple name followed by `:` and a space or the line's end (`a:b` is a scalar); the rest starts after that one space
+(the line can be put together again where a key turns out to be text inside a quoted scalar)."""
 CHUNK_CHARS = 1_000_000
-"""Text split into lines at a time: the lines of a 36 MB file at once were 1.5 million tuples (~0.2 GB on top of
+"""Text split into lines at a time: the lines of a 36 MB file at once were 1.5 million tuples (~0.15 GB on top of
 the values read); a megabyte's are a few MB."""
 
 
@@ -93,6 +94,9 @@ def _chunks(text: str) -> Iterator[list[tuple[str, str, str, str]]]:
 
 
 class _Reader:
+    """One document's lines into values: a stack of the maps and lists open, and the key whose value starts on the
+    next line (`pending`)."""
+
     def __init__(self, plain: Callable[[str], Any], text_starts: Collection[str] | None) -> None:
         self.plain = plain
         self.starts = text_starts
@@ -102,6 +106,11 @@ class _Reader:
         """Key texts already known to read as themselves."""
         self.typed: dict[str, Any] = {}
         """The value of each plain text typed so far (a quote file repeats its modes, kinds and small numbers)."""
+        self.last: tuple[_Block, str | int, str, int] | None = None
+        """A scalar `_line` placed: its block, key or index, text and line (a scalar may go on over the lines below,
+        more indented than its block); `read` takes it over."""
+        self.unclosed = False
+        """The last scalar is quoted and its closing quote is on a line below."""
 
     def read(self, text: str) -> tuple[Any, dict[PathT, int], dict[PathT, dict[str, int]]]:
         stack: list[_Block] = []
@@ -112,19 +121,24 @@ class _Reader:
         # First characters of a value that may read as anything but its text, or not be a plain scalar here.
         special = None if self.starts is None else _NOT_PLAIN_START | {"-", "."} | set(self.starts)
         no = 0
+        # The last scalar placed (`_go_on`), kept in locals on the common line: its block, key or index, text, line.
+        last_block: _Block | None = None
+        last_slot: str | int = ""
+        last_text = ""
+        last_no = -1
+        unclosed = False
         for spaces, dash, key, rest in (line for chunk in _chunks(text) for line in chunk):
             no += 1
             if not key and not dash:
                 if not rest or rest[0] == "#":
                     continue  # blank, or a comment
-                if root is None and not started and rest.rstrip(" ") == "---":
+                if root is None and not started and not spaces and rest.rstrip(" ") == "---":
                     started = True
                     continue  # the one document's start
-                raise _Decline  # a scalar alone on its line: a continued scalar, a marker, a directive …
             if rest[-1:] == " ":
                 rest = rest.rstrip(" ")
             indent = len(spaces)
-            if pending is None and not dash and stack:
+            if pending is None and not dash and stack and not unclosed:
                 top = stack[-1]
                 if top.is_map and top.indent == indent and key in keys and key not in top.value:
                     # The common line, inlined: a known key in the map being filled.
@@ -132,17 +146,42 @@ class _Reader:
                     if here is None:
                         here = top.key_lines = self.by_map.setdefault(top.path, {})
                     here[key] = no
-                    if not rest or rest[0] == "#":
+                    first = rest[0] if rest else "#"
+                    if first == " ":
+                        rest = rest.lstrip(" ")  # more spaces after `key:` than one (none are left at the end)
+                        first = rest[0]
+                    if first == "#":
                         pending = top, key
-                    elif special is None or rest[0] in special or " #" in rest or ": " in rest or rest[-1] == ":":
+                        continue
+                    if special is None or first in special or " #" in rest or ": " in rest or rest[-1] == ":":
                         top.value[key] = value(rest)
+                        unclosed = self.unclosed
                     else:
                         top.value[key] = rest  # plain text that can only be a string
+                    last_block = top
+                    last_slot = key
+                    last_text = rest
+                    last_no = no
                     continue
+            if last_no == no - 1 and pending is None and last_block is stack[-1] and indent > last_block.indent:
+                if key:  # text that looks like `key: …`: an error in a plain scalar, text in a quoted one
+                    if not unclosed:
+                        raise _Decline
+                    rest = key + ":" + (" " + rest if rest else "")
+                last_text = self._go_on(last_block, last_slot, last_text, dash + rest)
+                last_no, unclosed = no, self.unclosed
+                continue
+            if unclosed or not (key or dash):
+                raise _Decline  # a quote not closed, or a scalar alone on its line: a marker, a directive …
+            if key and rest and rest[0] == " ":
+                rest = rest.lstrip(" ")
             pending = self._line(stack, pending, no, indent, dash, key, rest)
+            if self.last is not None:
+                (last_block, last_slot, last_text, last_no), self.last = self.last, None
+                unclosed = self.unclosed
             if root is None:
                 root = stack[0]
-        if root is None:
+        if root is None or self.unclosed:
             raise _Decline
         if pending is not None:
             pending[0].value[pending[1]] = self.plain("")
@@ -189,6 +228,7 @@ class _Reader:
         if not rest:
             raise _Decline  # `-` with its value on the lines below
         top.value.append(self._value(rest))
+        self.last = (top, len(top.value) - 1, rest, no)
         return None
 
     def _entry(self, block: _Block, key: str, rest: str, no: int) -> tuple[_Block, str] | None:
@@ -207,17 +247,33 @@ class _Reader:
         if not rest or rest[0] == "#":
             return block, key
         block.value[key] = self._value(rest)
+        self.last = (block, key, rest, no)
         return None
 
-    def _value(self, text: str) -> Any:
-        """A one-line scalar (no trailing spaces), with any comment after it dropped."""
-        first = text[0]
-        if first == "'":
-            return _quoted(text, "'")
-        if first == '"':
-            if "\\" in text:
+    def _go_on(self, block: _Block, slot: str | int, text: str, more: str) -> str:
+        """A line that continues the last scalar (the line after it, more indented than its block): YAML folds the
+        break into one space, as the lines are joined here, and the scalar is read again whole. A plain scalar goes
+        on only with plain text (no comment, nothing that could start another node); a quoted one with anything
+        up to its closing quote (no escapes in double quotes). Returns the text so far."""
+        if self.unclosed:
+            if text[0] == '"' and "\\" in more:
                 raise _Decline
-            return _quoted(text, '"')
+        elif text[0] in "'\"" or "#" in more or " #" in text or more[0] in _NOT_PLAIN_START or more[0] == "-":
+            raise _Decline
+        joined = text + " " + more
+        block.value[slot] = self._value(joined)
+        return joined
+
+    def _value(self, text: str) -> Any:
+        """A scalar from its text (its lines joined, no trailing spaces), with any comment after it dropped; None,
+        and `unclosed` set, for a quoted one whose closing quote is on a line below."""
+        first = text[0]
+        if first == "'" or first == '"':
+            if first == '"' and "\\" in text:
+                raise _Decline
+            quoted = _quoted(text, first)
+            self.unclosed = quoted is None
+            return quoted
         if first in _NOT_PLAIN_START or (first == "-" and (len(text) == 1 or text[1] == " ")) \
                 or text.startswith(("---", "...")):
             raise _Decline
@@ -258,13 +314,14 @@ def _number(text: str) -> int | float | None:
     return None
 
 
-def _quoted(text: str, mark: str) -> str:
-    """The content of a scalar quoted with `mark` that ends on this line ('' is a quote inside single quotes)."""
+def _quoted(text: str, mark: str) -> str | None:
+    """The content of a scalar quoted with `mark` ('' is a quote inside single quotes); None when its closing quote
+    is not in `text` (it is on a line below)."""
     at = 1
     while True:
         end = text.find(mark, at)
         if end < 0:
-            raise _Decline
+            return None
         if mark == "'" and text[end + 1:end + 2] == "'":
             at = end + 2
             continue
