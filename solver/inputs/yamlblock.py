@@ -4,16 +4,17 @@ exactly what the event reader (`yamlsrc._Builder`) gives, or declines and leaves
 Why: PyYAML's C parser hands Python one event object (with two mark objects) per key and per value, ~1.7 µs each:
 0.57 s of the 0.67 s that reading 10,000 quotes (3.6 MB) took, and a YAML catalog read 0.6 s slower than the same
 quotes in JSON. Quote files are almost always the same simple shape — maps and lists in block style, one key and
-one scalar per line — which a split into lines reads in a fraction of that.
+one scalar per line, long texts wrapped over a few more — which a split into lines reads in a fraction of that.
 
 The subset, line by line (anything else, anywhere, declines the whole file):
 - blank lines and comment lines; no tabs, carriage returns, byte-order marks, other line breaks (NEL, U+2028/9) or
-  characters YAML refuses; no directives, document markers, anchors, aliases, tags, flow collections, block
-  scalars, complex keys, or scalars continued on a second line;
+  characters YAML refuses; no directives, document markers but a first `---`, anchors, aliases, tags, flow
+  collections, block scalars or complex keys;
 - `key: value`, `key:` (a nested block, an indentless list, or null) and `- ` list items, which may open a map
   (`- key: value`); keys are simple names that read as strings, each once per map;
 - values: plain scalars (typed as the event reader types them: the same function does it), single-quoted scalars,
-  and double-quoted scalars without escapes, each on its one line, optionally followed by a comment.
+  and double-quoted scalars without escapes, optionally followed by a comment; a scalar may go on over the lines
+  right after it, more indented than its block, as writers wrap long texts (`_Reader._go_on`).
 Lines are recorded as the event reader records them: a map key's line for its path, a list item's line for its.
 The reader never reports an error itself: a malformed file is declined, and the event reader reports it with its
 line. `tests/test_yamlblock.py` holds the reader to the event reader on every bundled file and on random documents.
