@@ -466,3 +466,26 @@ def test_distinct_is_numpys_unique(values: list[int], repeats: int) -> None:
     a = np.array(values * (repeats + 1), dtype=np.int64)
     got, want = distinct(a), np.unique(a)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_what_ifs_share_quote_timings_only_under_the_same_assumptions() -> None:
+    """`timing.timing` shares a quote's timing (and the slip premiums priced on it) between problems that differ in
+    nothing it depends on: the same quote object, accelerator class, assumptions and as_of. A problem without its
+    deadline gets the very same object; one with another price of delay gets its own, and its premium is the one a
+    process that never saw the first problem computes."""
+    from solver.model import timing as timing_mod
+    from solver.answers.frontier import without_deadline
+    p = load_problem(Path(__file__).resolve().parent.parent / "constraints" / "datacenter.yaml", [])
+    o = next(o for o in prepare(p, SolveSettings()).universe.options if o.mode == "buy")
+    q = next(q for q in o.quotes if q.lead_time_p90_days and q.lead_time_p90_days > q.lead_time_days)
+    base = timing_mod.timing(p, o, q)
+    assert timing_mod.timing(without_deadline(p, "time"), o, q) is base
+    dearer = p.with_sets(["risk.money.delay_cost_usd_per_day=120000"])
+    other = timing_mod.timing(dearer, o, q)
+    assert other is not base
+    start = base.offset - 30  # ready a month after the start: a premium is charged
+    got = timing_mod.slip_units(dearer, other, start, 0, 1)
+    assert got > timing_mod.slip_units(p, base, start, 0, 1) > 0
+    timing_mod._CACHES.clear()  # the same question of a problem the cache has never seen
+    fresh = p.with_sets(["risk.money.delay_cost_usd_per_day=120000"])
+    assert timing_mod.slip_units(fresh, timing_mod.timing(fresh, o, q), start, 0, 1) == got
