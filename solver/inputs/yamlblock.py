@@ -22,7 +22,6 @@ line. `tests/test_yamlblock.py` holds the reader to the event reader on every bu
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -49,13 +48,12 @@ class _Block:
 
     __slots__ = ("indent", "value", "path", "is_map", "key_lines", "indentless")
 
-    def __init__(self, indent: int, value: Any, path: PathT, key_lines: dict[str, int] | None,
-                 indentless: bool = False) -> None:
+    def __init__(self, indent: int, value: Any, path: PathT, indentless: bool = False) -> None:
         self.indent = indent
         self.value = value
         self.path = path
         self.is_map = isinstance(value, dict)
-        self.key_lines = key_lines
+        self.key_lines: dict[str, int] | None = None
         self.indentless = indentless
 
 
@@ -182,7 +180,7 @@ class _Reader:
                 unclosed = self.unclosed
             if root is None:
                 root = stack[0]
-        if root is None or self.unclosed:
+        if root is None or unclosed:
             raise _Decline
         if pending is not None:
             pending[0].value[pending[1]] = self.plain("")
@@ -194,11 +192,11 @@ class _Reader:
         lines that close blocks. Returns the key whose value is on the lines below, if any."""
         if not stack:
             self.nodes[()] = no
-            stack.append(_Block(indent, [] if dash else {}, (), None))
+            stack.append(_Block(indent, [] if dash else {}, ()))
         elif pending is not None:
             top, above = pending
             if indent > top.indent or (indent == top.indent and dash):
-                child = _Block(indent, [] if dash else {}, top.path + (above,), None, indent == top.indent)
+                child = _Block(indent, [] if dash else {}, top.path + (above,), indent == top.indent)
                 top.value[above] = child.value
                 stack.append(child)
                 if len(stack) > MAX_DEPTH:
@@ -220,7 +218,7 @@ class _Reader:
         path = top.path + (len(top.value),)
         self.nodes[path] = no
         if key:
-            item = _Block(indent + len(dash), {}, path, None)
+            item = _Block(indent + len(dash), {}, path)
             top.value.append(item.value)
             stack.append(item)
             if len(stack) > MAX_DEPTH:
@@ -286,9 +284,7 @@ class _Reader:
             return text
         got = self.typed.get(text, _UNSEEN)
         if got is _UNSEEN:
-            got = _number(text)
-            if got is None:
-                got = self.plain(text)
+            got = self.plain(text)
             if len(self.typed) < MAX_TYPED:
                 self.typed[text] = got
         return got
@@ -297,22 +293,6 @@ class _Reader:
 _UNSEEN = object()
 MAX_TYPED = 100_000
 """Most distinct plain texts whose value is remembered."""
-PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
-PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
-"""Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign): plain
-decimal ints, and floats with a dot, which both readers convert with int() and float() (`yamlsrc._plain_number_tag`).
-"""
-
-
-def _number(text: str) -> int | float | None:
-    """A plain decimal int or finite float, or None for any other text (typed by `plain`)."""
-    if PLAIN_INT.match(text):
-        return int(text)
-    if PLAIN_FLOAT.match(text):
-        value = float(text)
-        if math.isfinite(value):
-            return value
-    return None
 
 
 def _quoted(text: str, mark: str) -> str | None:
@@ -334,4 +314,4 @@ def _quoted(text: str, mark: str) -> str | None:
     return body.replace("''", "'") if mark == "'" else body
 
 
-__all__ = ["read_block", "PLAIN_INT", "PLAIN_FLOAT"]
+__all__ = ["read_block"]

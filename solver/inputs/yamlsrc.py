@@ -22,7 +22,7 @@ import yaml
 
 from ..errors import InputError
 from .jsonsrc import parse_json
-from .yamlblock import PLAIN_FLOAT as _PLAIN_FLOAT, PLAIN_INT as _PLAIN_INT, read_block
+from .yamlblock import read_block
 from .source import PathT, Source, path_str
 
 MAX_FILE_BYTES = 2_000_000
@@ -108,6 +108,9 @@ def catalog_file_limit() -> int:
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
+"""Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign)."""
 _IMPLICIT = yaml.SafeLoader.yaml_implicit_resolvers
 PLAIN_TEXT_STARTS = None if None in _IMPLICIT or "" not in _IMPLICIT else frozenset(_IMPLICIT)
 """First characters for which YAML 1.1 has an implicit tag to try (numbers, booleans, null, dates, merge …): a
@@ -383,7 +386,15 @@ class _Builder:
 
     def plain(self, text: str) -> Any:
         """The value of a plain scalar `text` (unquoted, untagged) as this reader types it (`yamlblock.py`); an
-        `InputError` without a line for a value it refuses."""
+        `InputError` without a line for a value it refuses. Decimal numbers, most of a quote file's values, are
+        converted as `_scalar` converts them, without making an event for them."""
+        tag = _plain_number_tag(text)
+        if tag == _INT_TAG:
+            return int(text)
+        if tag == _FLOAT_TAG:
+            value = float(text)
+            if math.isfinite(value):
+                return value
         return self._scalar(_PlainEvent(text), (), None, 0)
 
     def _scalar(self, event: Any, parent: PathT, key: str | int | None, line: int) -> Any:
