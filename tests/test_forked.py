@@ -72,6 +72,24 @@ def test_a_free_child_gets_the_next_item_while_this_process_works_on_a_long_one(
     assert os.getpid() not in {pid for pid, _sq in got[:9]}
 
 
+def _offer(item: tuple[forked.SharedMinimum, int | None]) -> int:
+    least, value = item
+    if value is not None:
+        least.offer(value)
+    return os.getpid()
+
+
+@linux_only
+def test_a_minimum_offered_in_a_child_is_seen_here() -> None:
+    """`SharedMinimum` lives in shared memory made before the fork: a child's offer lowers what this process sees
+    (the child is handed the front item before this process starts; the other offers nothing, wherever it runs)."""
+    least = forked.SharedMinimum()
+    assert least.offer(10) and not least.offer(11) and least.offer(10)
+    got = forked.fork_map(_offer, [(least, 5), (least, None)], 2)
+    assert got[0] != os.getpid()
+    assert not least.offer(6) and least.offer(5) and least.offer(4)
+
+
 def test_one_process_runs_here() -> None:
     got = forked.fork_map(_pid_and_square, [1, 2, 3], 1)
     assert got == [(os.getpid(), 1), (os.getpid(), 4), (os.getpid(), 9)]

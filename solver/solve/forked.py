@@ -21,9 +21,11 @@ stops them (`terminate`) and raises `Interrupted`, so no partial answer is retur
 from __future__ import annotations
 
 import logging
+import mmap
 import multiprocessing
 import os
 import signal
+import struct
 import sys
 import threading
 from collections import deque
@@ -61,6 +63,29 @@ def in_child() -> bool:
 
 def can_fork() -> bool:
     return sys.platform.startswith("linux") and not _in_child and not _mapping
+
+
+class SharedMinimum:
+    """An integer minimum shared by this process and the children it forks afterwards (a page of shared memory):
+    a search on any of them can ask whether its value is at most the least one offered anywhere so far.
+
+    Without a lock, two offers at once may lose the lower one: the value kept is then another process's offer, so
+    it never falls below the least value offered. That is all a caller may rely on: the least offer always finds
+    itself at most the value kept, and any offer may be asked about more often than needed, never less."""
+
+    _FORMAT = "q"
+
+    def __init__(self) -> None:
+        self._page = mmap.mmap(-1, mmap.PAGESIZE)
+        struct.pack_into(self._FORMAT, self._page, 0, 2 ** 63 - 1)
+
+    def offer(self, value: int) -> bool:
+        """Whether `value` is at most every value offered before it (the first offer always is); then keep it."""
+        least = struct.unpack_from(self._FORMAT, self._page, 0)[0]
+        if value > least:
+            return False
+        struct.pack_into(self._FORMAT, self._page, 0, value)
+        return True
 
 
 def _child_init() -> None:

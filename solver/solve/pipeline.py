@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, TypeVar
 
@@ -34,7 +34,7 @@ from ..model.objective import needs_ceiling, objective, universe_ceiling
 from ..model.screening import Screen, ScreenFindings
 from .checker import check_plan
 from .engine import INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
-from .forked import available_cpus, fork_map, in_child
+from .forked import SharedMinimum, available_cpus, fork_map, in_child
 from .grow import Step, grow
 from .plan import Alternative, ExcludedOption, Plan, Reason, Result, exclusion_order, make_plan
 
@@ -140,6 +140,9 @@ class PairOutcome:
     plan: Plan | None
     objective: int | None
     bound: int | None
+    tie_broken: "PairOutcome | None" = None
+    """The same search with the tie-break (`solve_pair`'s `tie_break=True`), where it was asked for by `speculate`
+    and came out the same way; None otherwise."""
 
 
 Forcing = Callable[[Built], list[Any]]
@@ -221,10 +224,18 @@ cut; with at most `chance.EXACT_QUOTE_SETS` quotes per option none can fail)."""
 
 def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
-               hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
+               hint: Hint | None = None, cost_cap: int | None = None,
+               speculate: Callable[[int], bool] | None = None) -> PairOutcome:
     """`solve_pair_once`, and, under `policy.deadline_confidence`, the joint check of the plan found: a plan whose
     quotes together miss the confidence adds a cut (kept in the context for every later model of the pair) and the
-    pair is solved again."""
+    pair is solved again.
+
+    `speculate` (without `tie_break`): asked with the optimum found, True has the tie-break run at once on the model
+    that proved it, as `tie_break=True` would have, and kept as the outcome's `tie_broken` — unless its plan misses
+    the deadline's confidence jointly (the tie-break is then left to a later call, which cuts and solves again).
+    The solve ranks its pairs first and tie-breaks only the winner; asked whether a pair's optimum is the least so
+    far, this spares the winner a second search from scratch after the others (its caches may be on another
+    process)."""
     pair = universe.options[0].pair if universe.options else "?"
     cuts = ctx.cuts.setdefault(pair, [])
     for _ in range(MAX_CHANCE_CUTS):
@@ -232,9 +243,12 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
             ctx.engine.out_of_time = True
             return PairOutcome(UNKNOWN, None, None, None)
         out = solve_pair_once(ctx, universe, cost_hi, tie_break=tie_break, forced=forced, protect=protect, hint=hint,
-                              cost_cap=cost_cap)
+                              cost_cap=cost_cap, speculate=speculate)
         found = chance_cuts(ctx, out.plan) if out.plan is not None else []
         if not found:
+            tied = out.tie_broken
+            if tied is not None and (tied.plan is None or chance_cuts(ctx, tied.plan)):
+                return replace(out, tie_broken=None)
             return out
         log.info("pair %s: %s x%d misses the deadline's confidence jointly; cut at start <= %s (+%d on subsets)",
                  pair, found[0].option, found[0].nodes, found[0].latest_start, len(found) - 1)
@@ -285,7 +299,8 @@ def chance_cuts(ctx: Context, plan: Plan) -> list[ChanceCut]:
 
 def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                     forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
-                    hint: Hint | None = None, cost_cap: int | None = None) -> PairOutcome:
+                    hint: Hint | None = None, cost_cap: int | None = None,
+                    speculate: Callable[[int], bool] | None = None) -> PairOutcome:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
 
     The presolve (`model/reduce.py`) decides per point which quotes are modelled there, so a model over some of
@@ -325,7 +340,11 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
     found = grow([(lb, pt) for lb, _k, pt in ranked], step, ctx.bounds.weight)
     out, b = found.payload
     if found.status == OPTIMAL:
-        return run(b, _hint_of(out.plan), True) if tie_break else out
+        if tie_break:
+            return run(b, _hint_of(out.plan), True)
+        if speculate is not None and out.objective is not None and speculate(out.objective):
+            return replace(out, tie_broken=run(b, _hint_of(out.plan), True))
+        return out
     if found.status == INFEASIBLE:
         return out
     if ctx.engine.out_of_time:  # no time for the fallback: the best found, bounded over every point of the pair
@@ -361,7 +380,10 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     unproven: list[tuple[str, int | None]] = []
     cost_hi = ctx.cost_hi()
     pairs = universe.pairs()
+    tied: dict[str, PairOutcome] = {}
     for pair, out in zip(pairs, _solve_pairs(ctx, pairs, cost_hi), strict=True):
+        if out.tie_broken is not None:
+            tied[pair] = out.tie_broken
         if out.plan is None:
             if out.status == INFEASIBLE:
                 infeasible.append(pair)
@@ -377,8 +399,10 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     solved.sort(key=lambda t: (t[0], t[1]))
     if solved and not unproven:
         # Only the winner needs the canonical tie-break among equal plans; alternatives are one per pair already.
+        # Its search usually made it already (`speculate`): the same model and calls, so the same plan.
         pair = solved[0][1]
-        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=True, hint=settings.hint)
+        out = tied[pair] if pair in tied else \
+            solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=True, hint=settings.hint)
         if out.plan is not None and out.objective == solved[0][0]:
             check_plan(problem, universe, out.plan)
             solved[0] = (out.objective, pair, out.plan)
@@ -428,6 +452,11 @@ def may_win(floor: int | None, pair: str, best: tuple[int, str] | None) -> bool:
     return best is None or floor is None or (floor, pair) < best
 
 
+def _beats(pair: str, best: tuple[int, str] | None) -> Callable[[int], bool]:
+    """Whether an optimum of `pair` would replace the best (objective, pair) so far (`speculate` of a search)."""
+    return lambda value: best is None or (value, pair) < best
+
+
 @collect.paused()
 def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Context | None = None) -> Best:
     """`solve_problem`'s plan and status, without the best plan of every other pair: for answers that solve many
@@ -446,13 +475,17 @@ def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Cont
     floors = {pair: _closed_form_bound(ctx, pair, cost_hi) for pair in pairs}
     order = sorted(range(len(pairs)), key=lambda k: (floors[pairs[k]] if floors[pairs[k]] is not None else 0, k))
     best: tuple[int, str, Plan] | None = None
+    tied: PairOutcome | None = None
     unproven = False
     for k in order:
         pair = pairs[k]
         if not may_win(floors[pair], pair, None if best is None else best[:2]):
             continue
         cap = best[2].model_cost_units if best is not None and problem.spec.objective == "cost" else None
-        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint, cost_cap=cap)
+        # A capped model has other points and quotes than the uncapped one the tie-break is defined on: only an
+        # uncapped search may tie-break during its search (the first, or all under the time objective).
+        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint, cost_cap=cap,
+                         speculate=None if cap is not None else _beats(pair, None if best is None else best[:2]))
         if out.plan is None:
             unproven = unproven or out.status != INFEASIBLE
             continue
@@ -460,11 +493,13 @@ def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Cont
         assert out.objective is not None
         if best is None or (out.objective, pair) < best[:2]:
             best = (out.objective, pair, out.plan)
+            tied = out.tie_broken
     if best is None:
         return Best(None, "unknown" if unproven else INFEASIBLE)
     plan = best[2]
     if not unproven:
-        out = solve_pair(ctx, universe.subset(best[1]), cost_hi, tie_break=True, hint=settings.hint)
+        out = tied if tied is not None else \
+            solve_pair(ctx, universe.subset(best[1]), cost_hi, tie_break=True, hint=settings.hint)
         if out.plan is not None and out.objective == best[0]:
             plan = out.plan
     check_plan(problem, universe, plan)
@@ -513,9 +548,10 @@ def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[Pa
     leaves it: the screen's point reasons too (`Screen.findings`); other caches are filled again where later stages
     need them."""
     hint = ctx.settings.hint
+    least = SharedMinimum()
 
     def one(pair: str) -> tuple[PairOutcome, list[ChanceCut]]:
-        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint)
+        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint, speculate=least.offer)
         return out, ctx.cuts.get(pair, [])
 
     outcomes = []
