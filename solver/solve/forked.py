@@ -11,8 +11,9 @@ single-threaded with a fixed seed (`engine.py`), so the result is byte-identical
 
 Fork-safety: the children use no lock another thread of the parent could hold. Our own threads are the CP-SAT
 worker (idle between searches; a child starts its own, `engine._worker`), the progress spinner (which never
-draws while a fork happens, `render/progress.py`) and the thread that feeds the children (`_Feeder`, started
-once every child is forked); numpy's OpenBLAS threads have their own fork handlers. A child
+draws while a fork happens, `render/progress.py`) and the thread that reads the children's answers
+(`_Collector`, started once every child is forked); numpy's OpenBLAS threads have their own fork handlers. The
+one lock shared with the children is the order's (`_Order`), made before they are forked. A child
 that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent
 stops them (`terminate`) and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only
 (unsafe with macOS system frameworks, absent on Windows); elsewhere the items run one after the other.
@@ -28,7 +29,6 @@ import signal
 import struct
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 
-_job: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+_job: "tuple[Callable[[Any], Any], Sequence[Any], _Order] | None" = None
 """The function and items of the running `fork_map`, read by the children it forks (set before they exist)."""
 _in_child = False
 """True in a forked child: a `fork_map` there runs serially (no process tree)."""
@@ -97,30 +97,33 @@ def _child_init() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _serve(conn: Connection, parents_ends: list[Connection]) -> None:
-    """A child's loop: receive an item's index, send back (True, answer) or (False, the exception); None ends it.
-    `parents_ends` are the parent's ends of this child's pipe and of the pipes of the children forked before it:
-    inherited copies, closed here so that the child sees the end of its pipe as soon as the parent is gone."""
+def _serve(conn: Connection, parents_ends: list[Connection], first: int) -> None:
+    """A child's loop: item `first`, then the items it takes from the front of the order, each answered with
+    (index, True, answer) or (index, False, the exception); then (None, True, None), and it waits for the parent's
+    word (None, or the end of the pipe) to end. `parents_ends` are the parent's ends of this child's pipe and of the
+    pipes of the children forked before it: inherited copies, closed here so that the child sees the end of its
+    pipe as soon as the parent is gone."""
     _child_init()
     for end in parents_ends:
         end.close()
     assert _job is not None
-    fn, items = _job
-    while True:
+    fn, items, order = _job
+    index: int | None = first
+    while index is not None:
         try:
-            index = conn.recv()
-        except EOFError:  # the parent is gone
-            break
-        if index is None:
-            break
-        try:
-            reply: tuple[bool, Any] = (True, fn(items[index]))
+            reply: tuple[int | None, bool, Any] = (index, True, fn(items[index]))
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the parent
-            reply = (False, exc)
+            reply = (index, False, exc)
         try:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 -- an answer or exception that does not pickle
-            conn.send((False, InternalError(f"a forked search could not send its answer: {exc!r}")))
+            conn.send((index, False, InternalError(f"a forked search could not send its answer: {exc!r}")))
+        index = order.take_front()
+    conn.send((None, True, None))
+    try:
+        conn.recv()
+    except EOFError:  # the parent is gone
+        pass
     conn.close()
 
 
@@ -130,7 +133,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], processes: int,
     docstring).
 
     `order` is the order in which items are handed out (largest first balances the load): the children take them
-    from its front, one at a time to whichever child is free, and this process works too, from its back (the
+    from its front, each child the next one as soon as it is free, and this process works too, from its back (the
     smallest items: a child left waiting while this process finishes one of them waits little). The answers are in
     the items' order regardless. An exception, here or in a child, is raised here once every child is stopped; a
     child that dies (a crash in native code) is an `InternalError`, never a hang. Serial with one process, one item,
@@ -154,24 +157,25 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], forks: int, order: list[
     mp = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
     answers: dict[int, R] = {}
-    feeder: _Feeder | None = None
+    collector: _Collector | None = None
     finished = False
     try:
-        _job = (fn, items)
-        for _ in range(forks):
-            _start(mp, children)
+        shared = _Order(mp, order, forks)
+        _job = (fn, items, shared)
+        for child in range(forks):
+            _start(mp, children, order[child])
         _job = None
-        feeder = _Feeder(children, deque(order))
+        collector = _Collector(children)
         _mapping = True
-        while (k := feeder.take_last()) is not None:
+        while (k := shared.take_back(collector)) is not None:
             answers[k] = fn(items[k])
-        answers.update(feeder.collect())
+        answers.update(collector.collect())
         finished = True
     finally:
         _job = None
         _mapping = False
-        if feeder is not None:
-            feeder.stop()
+        if collector is not None:
+            collector.stop()
         for child, conn in children:  # after an error the others' work is moot: they are stopped at once
             if child.pid is None:  # interrupted before it was started
                 conn.close()
@@ -189,42 +193,74 @@ def _dispatch(fn: Callable[[T], R], items: Sequence[T], forks: int, order: list[
     return answers
 
 
-class _Feeder:
-    """Hands the children items from the front of the order, each the moment it is free, on a thread of its own
-    while this process's main thread works through the back.
+class _Order:
+    """The items not yet taken, as the two ends of the order in a page of shared memory, under a lock the children
+    inherit: a child takes the next item from the front itself, the moment it is free, and this process takes from
+    the back. Each child starts on one item handed to it at its fork (the first `forks` of the order), so the
+    largest items are under way before this process takes any.
 
-    Why a thread: handing out from the main thread between its own items leaves a free child waiting until the main
-    thread finishes the item it is on (a third of a child's time on the 1,000-quote bench), and holding a second
-    item per child instead makes the last items wait behind a busy child. The thread sleeps in `wait` on the pipes
-    and holds the GIL only to read an answer and send an index. All children exist before it starts (no fork
-    happens while it runs), and it never runs an item: Ctrl-C and every exception still reach the main thread."""
+    Why not hand items out from this process: a child that finished then waited for it to read the answer and send
+    the next index, which needs the GIL, held by the main thread's own search: a few milliseconds per item at best,
+    10–20 ms with large answers (0.13 s of a child's 0.66 s at 1,000 quotes). Taking from shared memory, a child
+    never waits for this process; its answers are read by a thread of their own (`_Collector`)."""
 
-    def __init__(self, children: list[tuple[Any, Connection]], todo: deque[int]) -> None:
-        self.todo = todo
-        self.lock = threading.Lock()
+    _FORMAT = "qq"
+
+    def __init__(self, mp: Any, order: list[int], forks: int) -> None:
+        self.order = order
+        self.lock = mp.Lock()
+        self._page = mmap.mmap(-1, mmap.PAGESIZE)
+        struct.pack_into(self._FORMAT, self._page, 0, forks, len(order) - 1)
+
+    def take_front(self) -> int | None:
+        """The next item from the front (in a child), or None when none is left."""
+        with self.lock:
+            front, back = struct.unpack_from(self._FORMAT, self._page, 0)
+            if front > back:
+                return None
+            struct.pack_into(self._FORMAT, self._page, 0, front + 1, back)
+        return self.order[front]
+
+    def take_back(self, collector: "_Collector") -> int | None:
+        """The next item from the back (in this process), or None when none is left; a child's error first. The
+        lock is waited for in short turns, each after a look at the children: one killed while it held the lock
+        (in the microseconds it does) is reported as dead instead of blocking this process for ever."""
+        while True:
+            collector.raise_error()
+            if self.lock.acquire(timeout=WAIT_SECONDS):
+                break
+        try:
+            front, back = struct.unpack_from(self._FORMAT, self._page, 0)
+            if front > back:
+                return None
+            struct.pack_into(self._FORMAT, self._page, 0, front, back - 1)
+        finally:
+            self.lock.release()
+        return self.order[back]
+
+
+class _Collector:
+    """Reads the children's answers on a thread of its own while this process's main thread works through the
+    back of the order, until every child has said it found no item left.
+
+    The thread sleeps in `wait` on the pipes and holds the GIL only to read an answer: a child does not wait for it
+    unless an answer outgrows the pipe's buffer. All children exist before it starts (no fork happens while it
+    runs), and it never runs an item: Ctrl-C and every exception still reach the main thread."""
+
+    def __init__(self, children: list[tuple[Any, Connection]]) -> None:
         self.owner = {conn: child for child, conn in children}
-        self.holding: dict[Connection, int | None] = {}
+        self.working = set(self.owner)
         self.answers: dict[int, Any] = {}
         self.error: BaseException | None = None
         self.stopping = False
-        with self.lock:
-            for conn in self.owner:
-                self._give(conn)
-        self.thread = threading.Thread(target=self._run, name="plan-fork-feeder", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="plan-fork-collector", daemon=True)
         self.thread.start()
-
-    def take_last(self) -> int | None:
-        """The item at the back of the order for the main thread, or None when none is left; a child's error
-        first."""
-        with self.lock:
-            self._raise()
-            return self.todo.pop() if self.todo else None
 
     def collect(self) -> dict[int, Any]:
         """The children's answers, once the last is in (Ctrl-C still reaches the main thread while it waits)."""
         while self.thread.is_alive():
             self.thread.join(WAIT_SECONDS)
-        self._raise()
+        self.raise_error()
         return self.answers
 
     def stop(self) -> None:
@@ -232,55 +268,40 @@ class _Feeder:
         while self.thread.is_alive():
             self.thread.join(WAIT_SECONDS)
 
-    def _raise(self) -> None:
+    def raise_error(self) -> None:
         if self.error is not None:
             raise self.error
 
     def _run(self) -> None:
         try:
-            while not self.stopping and self.error is None:
-                busy = [conn for conn, k in self.holding.items() if k is not None]
-                if not busy:
-                    return
-                for ready in wait(busy, timeout=WAIT_SECONDS):
+            while not self.stopping and self.working:
+                for ready in wait(list(self.working), timeout=WAIT_SECONDS):
                     assert isinstance(ready, Connection)
-                    payload = self._receive(ready)
-                    with self.lock:
-                        index = self.holding[ready]
-                        assert index is not None
-                        self.answers[index] = payload
-                        self._give(ready)
+                    self._receive(ready)
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the main thread
             self.error = exc
 
-    def _receive(self, conn: Connection) -> Any:
-        """A child's answer (readable: an answer, or the end of a child that died); its exception is raised."""
+    def _receive(self, conn: Connection) -> None:
+        """A child's answer or its last word (readable: one of those, or the end of a child that died); its
+        exception is raised."""
         try:
-            ok, payload = conn.recv()
+            index, ok, payload = conn.recv()
         except (EOFError, ConnectionError):  # the end of the pipe, or a reset if it died unread
             raise _died(self.owner[conn]) from None
         if not ok:
             raise payload
-        return payload
-
-    def _give(self, conn: Connection) -> None:
-        """Send a free child the item at the front of the order (the lock is held), or nothing when none is left."""
-        index = self.todo.popleft() if self.todo else None
-        self.holding[conn] = index
         if index is None:
-            return
-        try:
-            conn.send(index)
-        except (BrokenPipeError, ConnectionError):  # it died before it read anything (killed as it started)
-            raise _died(self.owner[conn]) from None
+            self.working.discard(conn)
+        else:
+            self.answers[index] = payload
 
 
 WAIT_SECONDS = 0.05
 """How often a thread waiting on another wakes (to see a stop, or a Ctrl-C in the main thread)."""
 
 
-def _start(mp: Any, children: list[tuple[Any, Connection]]) -> None:
-    """Fork one more child and list it with the parent's end of its pipe.
+def _start(mp: Any, children: list[tuple[Any, Connection]], first: int) -> None:
+    """Fork one more child, to start on item `first`, and list it with the parent's end of its pipe.
 
     SIGINT is blocked in this thread meanwhile: a Ctrl-C between the fork and the child's `_child_init` would
     otherwise interrupt the child's start-up (a traceback on the terminal), and one between the fork and the
@@ -288,7 +309,7 @@ def _start(mp: Any, children: list[tuple[Any, Connection]]) -> None:
     then interrupts the parent as usual. The child is listed before it starts, so a Ctrl-C that reaches this thread
     through another one (Python runs handlers in the main thread whichever thread took the signal) finds it too."""
     here, there = mp.Pipe()
-    child = mp.Process(target=_serve, args=(there, [here] + [h for _c, h in children]), daemon=True)
+    child = mp.Process(target=_serve, args=(there, [here] + [h for _c, h in children], first), daemon=True)
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         children.append((child, here))
