@@ -143,6 +143,20 @@ def test_a_child_that_dies_as_it_starts_is_an_internal_error(monkeypatch: pytest
         forked.fork_map(_pid_and_square, [1, 2, 3, 4], 2)
 
 
+def _dies_holding_the_order(self: Any) -> None:
+    self.lock.acquire()
+    os._exit(7)
+
+
+@linux_only
+def test_a_child_that_dies_holding_the_order_is_an_internal_error_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children take items from the order under a lock shared with this process (`_Order`): one killed while it
+    holds it (after its first item) leaves it held for ever, and this process still reports the death."""
+    monkeypatch.setattr(forked._Order, "take_front", _dies_holding_the_order)
+    with pytest.raises(InternalError, match="died"):
+        forked.fork_map(_pid_and_square_slowly, [(x, 0.05) for x in range(8)], 2)
+
+
 def _unpicklable(x: int) -> Any:
     return lambda: x
 
