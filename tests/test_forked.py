@@ -95,6 +95,18 @@ def test_one_process_runs_here() -> None:
     assert got == [(os.getpid(), 1), (os.getpid(), 4), (os.getpid(), 9)]
 
 
+@linux_only
+def test_without_a_semaphore_to_share_the_items_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The children take items under a lock shared with this process; where the system has none to give (no
+    /dev/shm: `SemLock` fails with an OSError), the map runs here, one item after the other, instead of failing."""
+    def no_semaphores(self: Any) -> Any:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(multiprocessing.context.ForkContext, "Lock", no_semaphores)
+    got = forked.fork_map(_pid_and_square, [1, 2, 3], 2)
+    assert got == [(os.getpid(), 1), (os.getpid(), 4), (os.getpid(), 9)]
+
+
 def test_an_order_that_is_not_a_permutation_is_refused() -> None:
     if not forked.can_fork():
         pytest.skip("fork is used on Linux only")

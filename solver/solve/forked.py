@@ -137,33 +137,38 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], processes: int,
     smallest items: a child left waiting while this process finishes one of them waits little). The answers are in
     the items' order regardless. An exception, here or in a child, is raised here once every child is stopped; a
     child that dies (a crash in native code) is an `InternalError`, never a hang. Serial with one process, one item,
-    where fork is not used, and within an item (a map inside a map)."""
+    where fork is not used, where the system has no semaphore to share (`_Order`), and within an item (a map inside
+    a map)."""
     processes = min(processes, len(items))
     if processes <= 1 or not can_fork():
         return [fn(item) for item in items]
     order = list(order) if order is not None else list(range(len(items)))
     if sorted(order) != list(range(len(items))):
         raise ValueError("order must be a permutation of the items' indices")
+    mp = multiprocessing.get_context("fork")
     try:
-        answers = _dispatch(fn, items, processes - 1, order)
+        shared = _Order(mp, order, processes - 1)
+    except OSError as exc:  # no shared semaphores here (no /dev/shm, as on some serverless hosts)
+        log.debug("fork_map: serial, no lock to share with children: %s", exc)
+        return [fn(item) for item in items]
+    try:
+        answers = _dispatch(mp, shared, fn, items, processes - 1)
     except KeyboardInterrupt:
         raise Interrupted("interrupted") from None
     log.debug("fork_map: %d items on %d processes", len(items), processes)
     return [answers[k] for k in range(len(items))]
 
 
-def _dispatch(fn: Callable[[T], R], items: Sequence[T], forks: int, order: list[int]) -> dict[int, R]:
+def _dispatch(mp: Any, shared: "_Order", fn: Callable[[T], R], items: Sequence[T], forks: int) -> dict[int, R]:
     global _job, _mapping
-    mp = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
     answers: dict[int, R] = {}
     collector: _Collector | None = None
     finished = False
     try:
-        shared = _Order(mp, order, forks)
         _job = (fn, items, shared)
         for child in range(forks):
-            _start(mp, children, order[child])
+            _start(mp, children, shared.order[child])
         _job = None
         collector = _Collector(children)
         _mapping = True
