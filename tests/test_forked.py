@@ -169,6 +169,24 @@ def test_a_child_that_dies_holding_the_order_is_an_internal_error_not_a_hang(mon
         forked.fork_map(_pid_and_square_slowly, [(x, 0.05) for x in range(8)], 2)
 
 
+@linux_only
+def test_a_child_whose_parent_is_gone_ends_quietly() -> None:
+    """A child whose parent died (killed) finds the pipe closed when it sends: it ends with exit code 0, without a
+    traceback on the terminal it shares."""
+    mp = multiprocessing.get_context("fork")
+    here, there = mp.Pipe()
+    forked._job = (_pid_and_square_slowly, [(1, 0.3), (2, 0.0)], forked._Order(mp, [0, 1], 1))
+    try:
+        child = mp.Process(target=forked._serve, args=(there, [here], 0), daemon=True)
+        child.start()
+    finally:
+        forked._job = None
+    here.close()  # gone before the child's first answer (its item takes 0.3 s)
+    there.close()
+    child.join(10)
+    assert child.exitcode == 0
+
+
 def _unpicklable(x: int) -> Any:
     return lambda: x
 

@@ -100,9 +100,9 @@ def _child_init() -> None:
 def _serve(conn: Connection, parents_ends: list[Connection], first: int) -> None:
     """A child's loop: item `first`, then the items it takes from the front of the order, each answered with
     (index, True, answer) or (index, False, the exception); then (None, True, None), and it waits for the parent's
-    word (None, or the end of the pipe) to end. `parents_ends` are the parent's ends of this child's pipe and of the
-    pipes of the children forked before it: inherited copies, closed here so that the child sees the end of its
-    pipe as soon as the parent is gone."""
+    word (None, or the end of the pipe) to end. A parent gone meanwhile (killed) ends it quietly. `parents_ends` are
+    the parent's ends of this child's pipe and of the pipes of the children forked before it: inherited copies,
+    closed here so that the child sees the end of its pipe as soon as the parent is gone."""
     _child_init()
     for end in parents_ends:
         end.close()
@@ -114,17 +114,27 @@ def _serve(conn: Connection, parents_ends: list[Connection], first: int) -> None
             reply: tuple[int | None, bool, Any] = (index, True, fn(items[index]))
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the parent
             reply = (index, False, exc)
-        try:
-            conn.send(reply)
-        except Exception as exc:  # noqa: BLE001 -- an answer or exception that does not pickle
-            conn.send((index, False, InternalError(f"a forked search could not send its answer: {exc!r}")))
+        if not _send(conn, reply):
+            return
         index = order.take_front()
-    conn.send((None, True, None))
-    try:
-        conn.recv()
-    except EOFError:  # the parent is gone
-        pass
+    if _send(conn, (None, True, None)):
+        try:
+            conn.recv()
+        except EOFError:  # the parent is gone
+            pass
     conn.close()
+
+
+def _send(conn: Connection, reply: tuple[int | None, bool, Any]) -> bool:
+    """Send a child's reply; False when the parent is gone. An answer or exception that does not pickle is sent as
+    an `InternalError` instead (pickling fails before anything is written)."""
+    try:
+        conn.send(reply)
+    except (BrokenPipeError, ConnectionError):
+        return False
+    except Exception as exc:  # noqa: BLE001 -- an answer or exception that does not pickle
+        return _send(conn, (reply[0], False, InternalError(f"a forked search could not send its answer: {exc!r}")))
+    return True
 
 
 def fork_map(fn: Callable[[T], R], items: Sequence[T], processes: int,
