@@ -489,3 +489,28 @@ def test_what_ifs_share_quote_timings_only_under_the_same_assumptions() -> None:
     timing_mod._CACHES.clear()  # the same question of a problem the cache has never seen
     fresh = p.with_sets(["risk.money.delay_cost_usd_per_day=120000"])
     assert timing_mod.slip_units(fresh, timing_mod.timing(fresh, o, q), start, 0, 1) == got
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 10 ** 6), st.booleans()), min_size=1, max_size=30),
+       st.integers(1, 400))
+def test_one_fill_is_the_greedy_fill_and_the_row_of_many(quotes: list[tuple[int, int, bool]], n: int) -> None:
+    """`_Split.fill` (one row, by bisection) against a greedy fill written out here — the allowed quotes cheapest per
+    node first, ties by position, each taken up to its capacity until n nodes are held — and against `fills`."""
+    cap = np.array([c for c, _p, _a in quotes], dtype=np.int64)
+    per = np.array([p for _c, p, _a in quotes], dtype=np.int64)
+    allowed = np.array([a for _c, _p, a in quotes], dtype=bool)
+    split = bounds_mod._Split(cap, per, per * 3, n)
+    for mask, cash in ((allowed, False), (None, False), (allowed, True)):
+        prices = per * 3 if cash else per
+        rest, total = n, 0
+        for k in sorted(range(len(quotes)), key=lambda k: (int(prices[k]), k)):
+            if mask is not None and not mask[k]:
+                continue
+            take = min(rest, int(cap[k]))
+            total, rest = total + take * int(prices[k]), rest - take
+        expected = None if rest > 0 else total
+        assert split.fill(mask, cash) == expected
+        row = np.ones((1, len(quotes)), dtype=bool) if mask is None else mask[None, :]
+        many = int(split.fills(row, cash)[0])
+        assert (None if many >= bounds_mod._NO_LIMIT else many) == expected
