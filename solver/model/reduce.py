@@ -388,15 +388,15 @@ class _AtStart:
             cost[f, r], cash[f, r] = self.pt.per_node.waited(self.red.quotes[r].id, int(days[f, r]))
         return cost, cash
 
-    def _no_dearer(self, rows: np.ndarray, k: np.ndarray, j: int, per_node: np.ndarray, view: int = 0) -> np.ndarray:
-        """[start, kept quote]: its node plus its wait at that start costs (or pays) no more than quote j's, in the
-        model's money units. Node and wait are rounded up term by term, so where a wait is involved the dollar sums
-        are compared two units apart (⌈a⌉ + ⌈b⌉ ≤ ⌈a + b⌉ + 1 ≤ ⌈c⌉ + ⌈d⌉ − 1 + 1)."""
+    def _no_dearer(self, first: int, k: np.ndarray, j: int, per_node: np.ndarray, view: int = 0) -> np.ndarray:
+        """[start from the `first`-th on, kept quote]: its node plus its wait at that start costs (or pays) no more
+        than quote j's, in the model's money units. Node and wait are rounded up term by term, so where a wait is
+        involved the dollar sums are compared two units apart (⌈a⌉ + ⌈b⌉ ≤ ⌈a + b⌉ + 1 ≤ ⌈c⌉ + ⌈d⌉ − 1 + 1)."""
         base = per_node[k][None, :] <= per_node[j]
         if self.wait is None:
-            return np.broadcast_to(base, (len(rows), len(k)))
-        w = self.wait[view]
-        wk, wj = w[np.ix_(rows, k)], w[rows, j][:, None]
+            return np.broadcast_to(base, (len(self.starts) - first, len(k)))
+        w = self.wait[view][first:]
+        wk, wj = w[:, k], w[:, j][:, None]
         waiting = (wk > 0) | (wj > 0)
         summed = per_node[k][None, :] + wk + 2 * self.red.unit <= per_node[j] + wj
         return np.where(waiting, summed, base)
@@ -404,16 +404,16 @@ class _AtStart:
     def covered(self, j: int, k: np.ndarray, cost: np.ndarray, cash: np.ndarray, one_fabric: bool) -> bool:
         red, n = self.red, self.pt.n
         floor = max(red.earliest, int(red.floor[j]) + self.delay)
-        rows = np.flatnonzero(self.starts >= floor)
-        if len(rows) == 0:
+        first = int(np.searchsorted(self.starts, floor))  # the starts (ascending) from q's floor on
+        if first == len(self.starts):
             return True  # no start from q's floor finishes in time: no plan at this point can use q
         if len(k) == 0:
             return False
-        fs = self.starts[rows]
+        fs = self.starts[first:]
         ready = (red.floor[k] + self.delay)[None, :] <= fs[:, None]
-        ok = (red.est[k] <= red.est[j])[None, :] & ready & (self.slip[np.ix_(rows, k)] <= self.slip[rows, j][:, None])
-        ok &= self._no_dearer(rows, k, j, cost) & self._no_dearer(rows, k, j, cash, view=1)
-        if floor > self.fixed and red.slip_margin > 0 and len(rows) and fs[0] == floor:
+        ok = (red.est[k] <= red.est[j])[None, :] & ready & (self.slip[first:, k] <= self.slip[first:, j][:, None])
+        ok &= self._no_dearer(first, k, j, cost) & self._no_dearer(first, k, j, cash, view=1)
+        if floor > self.fixed and red.slip_margin > 0 and fs[0] == floor:
             anchor = ok[0] & (red.floor[k] + self.delay >= floor) & (red.least[k] <= 1)
             if not anchor.any():
                 ok[0] &= cost[k] + (red.slip_margin + COARSE_UNIT) / max(1, int(red.least[j])) <= cost[j]
