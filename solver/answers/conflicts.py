@@ -361,7 +361,8 @@ class PairOracle:
     def covered(self, pair: str, active: set[str]) -> bool:
         """Exact Python proof that this pair is infeasible under `active` (only without forcing)."""
         its = self.items[pair]
-        return self.forced_fn is None and bool(its) and all(any(it <= active for it in v) for v in its)
+        holds = active.issuperset  # mapped, not a generator: ~240,000 items per explanation at 10,000 quotes
+        return self.forced_fn is None and bool(its) and all(any(map(holds, v)) for v in its)
 
     def _pruned(self, b: Built, act: set[str]) -> list[Any]:
         """Assumptions z=0 for the points a point-local reason already excludes under `act` (exact), so the solver

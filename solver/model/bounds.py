@@ -120,7 +120,7 @@ class Bounds:
                 return None
             return cost, cash, int(ready[0]) + pt.days
         capped = arr.cap if active is None else \
-            np.where(np.fromiter((g in active for g in arr.cap_groups), dtype=bool, count=len(arr.ids)), arr.cap, n)
+            np.where(np.fromiter(map(active.__contains__, arr.cap_groups), dtype=bool, count=len(arr.ids)), arr.cap, n)
         fixed_cost = units(pt.fixed.total_cost, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
                                                              for pct in pcts) + usd
         fixed_cash = units(pt.fixed.total_cash, unit) + usd
