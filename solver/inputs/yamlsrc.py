@@ -108,9 +108,9 @@ def catalog_file_limit() -> int:
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
-"""Subsets of YAML 1.1's int and float patterns as PyYAML resolves them (its float exponent needs a sign)."""
+"""A subset of YAML 1.1's float pattern as PyYAML resolves it (its float exponent needs a sign; `_INT` is its int
+pattern's decimal part)."""
 _IMPLICIT = yaml.SafeLoader.yaml_implicit_resolvers
 PLAIN_TEXT_STARTS = None if None in _IMPLICIT or "" not in _IMPLICIT else frozenset(_IMPLICIT)
 """First characters for which YAML 1.1 has an implicit tag to try (numbers, booleans, null, dates, merge …): a
@@ -131,7 +131,7 @@ def _plain_number_tag(text: str) -> str | None:
     """The tag PyYAML's resolver gives a plain decimal int or float without underscores, found by one regular
     expression instead of the resolver's list (a quote file has a distinct price on every line); None for anything
     else, which the resolver then decides."""
-    if _PLAIN_INT.match(text):
+    if _INT.match(text):
         return _INT_TAG
     if _PLAIN_FLOAT.match(text):
         return _FLOAT_TAG

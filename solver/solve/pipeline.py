@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import combinations
 from typing import Any, TypeVar
 
@@ -452,11 +453,6 @@ def may_win(floor: int | None, pair: str, best: tuple[int, str] | None) -> bool:
     return best is None or floor is None or (floor, pair) < best
 
 
-def _beats(pair: str, best: tuple[int, str] | None) -> Callable[[int], bool]:
-    """Whether an optimum of `pair` would replace the best (objective, pair) so far (`speculate` of a search)."""
-    return lambda value: best is None or (value, pair) < best
-
-
 @collect.paused()
 def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Context | None = None) -> Best:
     """`solve_problem`'s plan and status, without the best plan of every other pair: for answers that solve many
@@ -485,7 +481,8 @@ def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Cont
         # A capped model has other points and quotes than the uncapped one the tie-break is defined on: only an
         # uncapped search may tie-break during its search (the first, or all under the time objective).
         out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint, cost_cap=cap,
-                         speculate=None if cap is not None else _beats(pair, None if best is None else best[:2]))
+                         speculate=None if cap is not None else
+                         partial(may_win, pair=pair, best=None if best is None else best[:2]))
         if out.plan is None:
             unproven = unproven or out.status != INFEASIBLE
             continue
