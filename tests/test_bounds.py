@@ -126,6 +126,8 @@ def _check_point_bounds(problem: dict[str, Any], quotes: list[dict[str, Any]]) -
                     assert bound <= exact.objective, (o.id, pt.n, bound, exact)
                     low = ctx.bounds.point_lower(pt)
                     assert low is not None and low[0] <= exact.cost_units and low[2] <= exact.finish
+                    floor = ctx.bounds.point_floor(pt)
+                    assert floor[0] <= exact.cost_units and floor[2] <= exact.finish, (o.id, pt.n, floor, exact)
                     # Under a cap the exact plan meets, the bound still admits it (the earliest start a capped
                     # plan can have is found among the quotes ready by then).
                     capped = ctx.bounds.point_lower(pt, cost_cap=exact.cost_units)
