@@ -15,10 +15,10 @@ nothing: a group whose removal could not be decided is kept, and the result says
 
 from __future__ import annotations
 
-import logging
 import dataclasses
-from collections import Counter
 import heapq
+import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
