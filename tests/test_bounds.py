@@ -11,6 +11,7 @@ enumerates every point and every split of its nodes without any bound:
 
 from __future__ import annotations
 
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,13 @@ def _workable_options(problem: dict[str, Any], quotes: list[dict[str, Any]], d: 
 
 def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dict[str, Any]:
     p = {**problem, "policy": {**problem["policy"], "allow_estimates": draw_estimates}}
-    if discount:  # a negative surcharge makes the bounds unsound: the solve must fall back to the full model
-        p["rules"] = list(p["rules"]) + [{"name": "discount", "when": {"mode": "cloud"}, "then": {"add_pct": -20}}]
-    return p
+    return _with_discount(p) if discount else p
+
+
+def _with_discount(problem: dict[str, Any]) -> dict[str, Any]:
+    """A negative surcharge: the cost bounds take 20 % off (`Bounds.kept`), the presolve is off."""
+    return {**problem, "rules": list(problem["rules"]) + [{"name": "discount", "when": {"mode": "cloud"},
+                                                           "then": {"add_pct": -20}}]}
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,12 +97,13 @@ def test_pruned_solve_equals_brute_force_for_every_pair(problem: dict[str, Any],
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(), extra_quotes(), st.booleans(), st.booleans())
+@given(problems(), extra_quotes(), st.booleans(), st.booleans(), st.booleans())
 def test_point_bound_is_below_every_plan_at_the_point(problem: dict[str, Any], quotes: list[dict[str, Any]],
-                                                      estimates: bool, refined: bool) -> None:
+                                                      estimates: bool, refined: bool, discount: bool) -> None:
     """Both bounds — the plain one of options with few quotes and the refined one (premium levels, earliest
-    start) of big options — are checked against the enumeration: `refined` applies the latter to every option."""
-    problem = _tweak(problem, estimates, False)
+    start) of big options — are checked against the enumeration: `refined` applies the latter to every option;
+    `discount` adds a rule taking 20 % off every cloud plan's cost lines (the bounds take it off their result)."""
+    problem = _tweak(problem, estimates, discount)
     old = bounds_mod.REFINE_FROM
     bounds_mod.REFINE_FROM = 2 if refined else old
     try:
@@ -136,15 +142,17 @@ def _check_point_bounds(problem: dict[str, Any], quotes: list[dict[str, Any]]) -
 
 
 @settings(max_examples=max(5, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(), extra_quotes())
-def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
+@given(problems(), extra_quotes(), st.booleans())
+def test_bounded_minimum_equals_full_model_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]],
+                                                   discount: bool) -> None:
     """PairOracle.minimize with and without bounds: the same minimum cash, cost and finish, under all groups but
-    the budget, all but the deadline, and every group. Every option counts as big, so the bounded models also leave
-    out the quotes no plan can use under the active groups (`Bounds.usable`)."""
+    the budget, all but the deadline, and every group (with a 20 % cloud discount or not). Every option counts as
+    big, so the bounded models also leave out the quotes no plan can use under the active groups
+    (`Bounds.usable`)."""
     old = bounds_mod.REFINE_FROM
     bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
     try:
-        _check_bounded_minimum(problem, quotes)
+        _check_bounded_minimum(_with_discount(problem) if discount else problem, quotes)
     finally:
         bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
 
@@ -516,3 +524,50 @@ def test_one_fill_is_the_greedy_fill_and_the_row_of_many(quotes: list[tuple[int,
         row = np.ones((1, len(quotes)), dtype=bool) if mask is None else mask[None, :]
         many = int(split.fills(row, cash)[0])
         assert (None if many >= bounds_mod._NO_LIMIT else many) == expected
+
+
+def test_discounts_scale_the_cost_bounds_and_switch_them_off_at_100_percent() -> None:
+    """`kept` = 1 + every negative add_pct / 100, whatever the rules' conditions (a quote named, the cost tested);
+    a point's cost bound under the discounts is kept × its bound without them, rounded down, less one unit. At 100 %
+    of discounts in all, the bounds are off."""
+    base = ["rules=[{name: amd, when: {vendor: amd}, then: {delay_days: 45, add_usd: 400k}},"
+            " {name: dear, when: {mode: cloud}, then: {add_pct: 20}}]"]
+    discounts = ["rules=[{name: amd, when: {vendor: amd}, then: {delay_days: 45, add_usd: 400k}},"
+                 " {name: dear, when: {mode: cloud}, then: {add_pct: 20}},"
+                 " {name: discount, when: {mode: cloud}, then: {add_pct: -10}},"
+                 " {name: named, when: {quote: lambda-b200-8x-ondemand}, then: {add_pct: -15}}]"]
+    datacenter = ROOT / "constraints" / "datacenter.yaml"
+    plain = prepare(load_problem(datacenter, base + ["budget.max_usd=null"]), SolveSettings(processes=1))
+    off = prepare(load_problem(datacenter, discounts + ["budget.max_usd=null"]), SolveSettings(processes=1))
+    assert plain.bounds.kept == 1.0
+    assert off.bounds.kept == pytest.approx(0.75) and off.bounds.sound
+    compared = 0
+    for o in plain.universe.options:
+        for pt, dpt in zip(o.points, next(d for d in off.universe.options if d.id == o.id).points, strict=True):
+            if not pt.workable:
+                continue
+            low, dlow = plain.bounds.point_lower(pt), off.bounds.point_lower(dpt)
+            assert (low is None) == (dlow is None), o.id
+            if low is not None and dlow is not None:
+                assert dlow == (math.floor(low[0] * 0.75) - 1, low[1], low[2]), (o.id, pt.n, low, dlow)
+                compared += 1
+    assert compared > 200
+    halves = ["rules=[{name: a, when: {mode: cloud}, then: {add_pct: -50}},"
+              " {name: b, when: {mode: buy}, then: {add_pct: -50}}]"]
+    assert not prepare(load_problem(datacenter, halves), SolveSettings(processes=1)).bounds.sound
+
+
+def test_a_cost_budget_at_the_discounted_optimum_still_admits_it() -> None:
+    """With a 10 % cloud discount, a cost budget at the optimum's cost (0.2 % over it: the model rounds each cost
+    term up to its $1k unit): the undiscounted bounds of the optimum's point are over the budget, and only a limit
+    raised to budget / kept keeps the point in the search."""
+    datacenter = ROOT / "constraints" / "datacenter.yaml"
+    sets = ["rules=[{name: discount, when: {mode: cloud}, then: {add_pct: -10}}]", "budget.applies_to=cost"]
+    free = solve_problem(load_problem(datacenter, sets + ["budget.max_usd=null"]), SolveSettings(alternatives=False))
+    assert free.status == "optimal" and free.plan is not None and free.plan.mode != "buy"
+    tight = load_problem(datacenter, sets + [f"budget.max_usd={math.ceil(free.plan.total_cost * 1.002)}"])
+    ctx = prepare(tight, SolveSettings(processes=1))
+    assert ctx.bounds.sound and ctx.bounds.kept == pytest.approx(0.9)
+    again = solve_problem(tight, SolveSettings(alternatives=False))
+    assert again.status == "optimal" and again.plan is not None
+    assert again.plan.total_cost == pytest.approx(free.plan.total_cost)

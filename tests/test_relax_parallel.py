@@ -30,10 +30,12 @@ TIGHT = ["budget.max_usd=5M"]
 """The example with a $5M budget: no plan; its conflict is the spot policy, the deadline and the budget, so the ways
 out are two exact relaxations and a drop."""
 DISCOUNT = ["policy.accelerators.include=[gaudi3]", "policy.modes=[buy]",
-            "rules=[{name: discount, when: {mode: buy}, then: {add_pct: -5}}]"]
-"""Bought Gaudi 3 with a negative surcharge: the bounds are off, so every minimisation searches the oracle's shared
-models, the deadline's relaxation capping one for its cheapest plan. The conflict is the accelerators, the deadline
-and a quote's capacity (a small problem: the full models of the whole example take half a minute)."""
+            "rules=[{name: discount, when: {mode: buy}, then: {add_pct: -60}},"
+            " {name: rebate, when: {mode: buy}, then: {add_pct: -40}}]"]
+"""Bought Gaudi 3 with discounts of 100 % in all: the bounds are off (`Bounds.kept`), so every minimisation searches
+the oracle's shared models, the deadline's relaxation capping one for its cheapest plan. The conflict is the
+accelerators, the deadline and a quote's capacity (a small problem: the full models of the whole example take half a
+minute)."""
 
 
 @pytest.fixture(scope="module")

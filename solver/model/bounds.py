@@ -13,9 +13,13 @@ The bound of a point relaxes only what can only raise the objective:
   calendar (premiums only fall as the planned start moves later; waiting hardware only adds): the least over
   premium levels s of (s + the cheapest fill from the quotes whose premium is at most s) — a dear fill from
   quotes that are sure to arrive against a cheap one that may be late (`_cost_by_premium`) — + the surcharges of
-  the enforced rules that match the point whatever its quotes and cost (add_usd, and add_pct on each cost term,
-  rounded as the model rounds them); rules that name quotes or test the cost are left out. A negative add_pct can
-  lower a cost, so with one the bounds are switched off (`sound`).
+  the enforced rules that match the point whatever its quotes and cost (add_usd, and a positive add_pct on each
+  cost term, rounded as the model rounds them); rules that name quotes or test the cost are left out. Discounts
+  (a negative add_pct, any rule's) are taken off the result: each adds its percentage of the plan's cost lines,
+  so a plan's cost is at least `kept` = 1 + Σ negative add_pct / 100 times its undiscounted cost, which is at least
+  the bound above — the cost bound is kept × that (rounded down), and a limit L on the cost admits an undiscounted
+  bound up to L / kept. (The model rounds each discount term up, toward zero, so it takes off no more than that.)
+  With discounts of 100 % or more in all, nothing is left to bound by, and the bounds are off (`sound`).
 - finish ≥ the planned start + days, and the planned start is at least the option's ready day and the earliest
   start, each pushed back by the delays of those rules (they add up), and the first ready day by which the quotes
   ready then can hold n nodes within the budget and a caller's cost cap (`_earliest_start`): with a marketplace
@@ -39,13 +43,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..estimate.options import Option, Point, PriceKey
+from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
 from .arrays import distinct
 from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
-from .screening import Screen, costs_can_fall
+from .screening import Screen
 from .timing import slip_units, timing
 
 
@@ -57,7 +62,10 @@ class Bounds:
         self.screen = screen
         self.problem = screen.problem
         self.unit = unit
-        self.sound = not costs_can_fall(self.problem)
+        self.kept = kept_share(self.problem)
+        """The least share of a plan's cost lines the rules' discounts can leave (1 without one): the cost bounds are
+        those of the undiscounted lines, times this share (see module docstring)."""
+        self.sound = self.kept > 0
         self._options: dict[str, _Quotes] = {}
         self._usable: dict[tuple[str, int], int] = {}
         self._lower: dict[tuple[tuple[str, int], int | None], tuple[int, int, int] | None] = {}
@@ -93,13 +101,14 @@ class Bounds:
         pairs by it and bounds only those whose floor the best plan so far does not already beat
         (`PairOracle.minimize`).
 
-        Why each holds: every term `point_lower` adds is nonnegative when the bounds are `sound` (slip premiums,
-        add_pct ≥ 0, add_usd ≥ 0), a fill of n nodes costs at least n × the cheapest per-node total
+        Why each holds: every term `point_lower` adds is nonnegative (slip premiums, add_pct > 0, add_usd ≥ 0, the
+        discounts taken off as `kept` × the lines), a fill of n nodes costs at least n × the cheapest per-node total
         (`PerNode.extreme`, the floats the model's units are rounded up from), and no plan starts before the option
         is ready or before its first quote can be (`Screen.facts`), rule delays only adding days. The money floors are
         rounded down and less one unit, below any rounding up of the same dollars."""
         unit = self.unit
-        cost = math.floor((pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)) / unit) - 1
+        cost = math.floor((pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)) * min(1.0, self.kept)
+                          / unit) - 1
         cash = math.floor((pt.fixed.total_cash + pt.n * pt.per_node.extreme(True, min)) / unit) - 1
         return cost, cash, self.screen.facts(pt.option).first_ready + pt.days
 
@@ -114,7 +123,7 @@ class Bounds:
         o = pt.option
         n = pt.n
         adds = self._adds(pt, active)
-        pcts = [t.add_pct for t in adds if t.add_pct]
+        pcts = [t.add_pct for t in adds if t.add_pct and t.add_pct > 0]  # discounts: `kept`, on the result
         arr = self._arrays(o)
         ready, mask = self._usable_at(pt, active, sum(delay_days(t) for t in adds))
         idx = np.flatnonzero(mask)
@@ -125,6 +134,9 @@ class Bounds:
         budget = spec.budget
         limit = floor_units(budget.max_usd, unit) if budget.max_usd is not None and on("budget.max_usd") else None
         usd = sum(units(t.add_usd, unit) for t in adds if t.add_usd)
+        cost_limit = self._undiscounted(min(x for x in (cost_cap, limit if budget.applies_to == "cost" else None,
+                                                        _NO_LIMIT) if x is not None))
+        cash_limit = limit if limit is not None and budget.applies_to == "cash" else _NO_LIMIT
         if len(o.quotes) == 1:
             q = o.quotes[0]
             if n > q.max_nodes and on(capacity_group(q.id)):
@@ -132,24 +144,20 @@ class Bounds:
             whole = pt.fixed.total_cost + n * pt.per_node.cost(q.id)
             cost = units(whole, unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts) + int(arr.slip[0]) + usd
             cash = units(pt.fixed.total_cash + n * pt.per_node.cash(q.id), unit) + usd
-            if limit is not None and (cash if budget.applies_to == "cash" else cost) > limit:
+            if cost > cost_limit or cash > cash_limit:
                 return None
-            if cost_cap is not None and cost > cost_cap:
-                return None
-            return cost, cash, int(ready[0]) + pt.days
+            return self._discounted(cost), cash, int(ready[0]) + pt.days
         capped = arr.cap if active is None else \
             np.where(np.fromiter(map(active.__contains__, arr.cap_groups), dtype=bool, count=len(arr.ids)), arr.cap, n)
         fixed_cost = units(pt.fixed.total_cost, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
                                                              for pct in pcts) + usd
         fixed_cash = units(pt.fixed.total_cash, unit) + usd
-        cost_limit = min(x for x in (cost_cap, limit if budget.applies_to == "cost" else None, _NO_LIMIT)
-                         if x is not None)
-        cash_limit = limit if limit is not None and budget.applies_to == "cash" else _NO_LIMIT
         if usd >= 0 and _over_at_any_price(pt, unit, fixed_cost, fixed_cash, (cost_limit, cash_limit)):
             return None
         if len(o.quotes) < REFINE_FROM:
-            return self._plain(pt, arr, idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
-                               (cost_limit, cash_limit), int(ready[idx].min()))
+            plain = self._plain(pt, arr, idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
+                                (cost_limit, cash_limit), int(ready[idx].min()))
+            return None if plain is None else (self._discounted(plain[0]), plain[1], plain[2])
         split = _Split(np.minimum(capped[idx], n), self._per_node(pt, arr, idx, False, pcts),
                        self._per_node(pt, arr, idx, True, ()), n)
         slips = arr.slip[idx]
@@ -162,7 +170,18 @@ class Bounds:
         start = _earliest_start(split, ready[idx], slips, fixed_cost, fixed_cash, cost_limit, cash_limit)
         if start is None:
             return None
-        return least, fixed_cash + int(cash_fill), start + pt.days
+        return self._discounted(least), fixed_cash + int(cash_fill), start + pt.days
+
+    def _undiscounted(self, limit: int) -> int:
+        """The most a plan's undiscounted cost (what the bounds compute) can be when its cost is within `limit`:
+        kept × undiscounted ≤ cost ≤ limit (see module docstring); one unit over, against float rounding."""
+        if self.kept >= 1 or limit >= _NO_LIMIT:
+            return limit
+        return math.floor(limit / self.kept) + 1
+
+    def _discounted(self, cost: int) -> int:
+        """A cost bound with the rules' discounts taken off: kept × the undiscounted bound, rounded down, one less."""
+        return cost if self.kept >= 1 else math.floor(cost * self.kept) - 1
 
     def _usable_at(self, pt: Point, active: Collection[str] | None, delay: int) -> tuple[np.ndarray, np.ndarray]:
         """(each quote's ready day at this point, which quotes a plan here can use): allowed by the estimates
@@ -430,6 +449,14 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
     if not works(len(days) - 1):
         return None
     return int(days[bisect_left(range(len(days)), True, key=works)])
+
+
+def kept_share(problem: Problem) -> float:
+    """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
+    when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
+    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
+    discounts of 50 %), no share is left to bound by and the bounds are off."""
+    return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100
 
 
 def _units(dollars: np.ndarray, unit: int) -> np.ndarray:

@@ -76,8 +76,9 @@ class ScreenFindings:
 
 
 def costs_can_fall(problem: Problem) -> bool:
-    """A rule with a negative `add_pct` can make a plan cost less than its lines: then cost-based screens and
-    bounds are not valid proofs and are switched off."""
+    """A rule with a negative `add_pct` can make a plan cost less than its lines: then the screen's budget reasons
+    are not valid proofs and are switched off (the point bounds take the discounts off their results instead,
+    `Bounds.kept`)."""
     return any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in problem.spec.rules)
 
 
