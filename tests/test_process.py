@@ -303,3 +303,19 @@ def test_debug_model_writes_every_model_and_its_log(tmp_path: Path) -> None:
                for p in logs)
     plain = CliRunner().invoke(main, ["solve", str(REPO / FINETUNE), "--format", "json"])
     assert plain.stdout == r.stdout, "logging the search does not change the answer"
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_the_resource_tracker_cleans_up_without_a_word(quiet: bool) -> None:
+    """A spawn-context semaphore still registered when the process leaves by `os._exit` (as the console script does
+    after Ctrl-C, with a pool's queues alive): the tracker warns of a leak unless it was started quiet, which the
+    sweeps' process pool does (`executors.quiet_resource_tracker`)."""
+    code = ("import multiprocessing, os\n"
+            "from solver.answers.executors import quiet_resource_tracker\n"
+            + ("quiet_resource_tracker()\n" if quiet else "")
+            + "lock = multiprocessing.get_context('spawn').Lock()\n"
+            "os._exit(0)\n")
+    # The tracker inherits stderr and writes after this process is gone; `run` reads the pipe until it closes.
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert ("leaked semaphore" in done.stderr) != quiet, done.stderr

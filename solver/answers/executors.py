@@ -16,6 +16,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -105,6 +106,7 @@ class Processes:
         "Fatal Python error" there. Each worker lets it through once it can take it quietly (`_quiet_worker`)."""
         if self.workers <= 1 or len(units) <= 1:
             return Local().start(fn, units)
+        quiet_resource_tracker()
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
                                    mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_worker)
         blocked = _block_sigint()
@@ -116,6 +118,23 @@ class Processes:
         finally:
             _unblock_sigint(blocked)
         return Started(lambda: [f.result() for f in futures], lambda: pool.shutdown(cancel_futures=True))
+
+
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+"""The `-W` option that silences the resource tracker's "leaked semaphore" warning (`quiet_resource_tracker`)."""
+
+
+def quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker, when it starts, without its "leaked semaphore objects" warning.
+
+    A spawned pool's queues hold named semaphores, registered with the tracker (a process of its own, started with
+    the first of them and given this interpreter's `-W` options). After Ctrl-C the console script leaves with
+    `os._exit` (cli.py, `entry`) while the pool's queues may still be alive, unfinalised; once every process is gone,
+    the tracker unlinks what is still registered — as it should — and warns "There appear to be 5 leaked semaphore
+    objects", a second line after "interrupted" on the user's terminal. Only the warning is filtered; the clean-up
+    stays. (Fork-context semaphores, `forked.py`'s, are unlinked at once and never registered.)"""
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
 
 
 def _block_sigint() -> bool:
