@@ -62,7 +62,7 @@ class Bounds:
         self.screen = screen
         self.problem = screen.problem
         self.unit = unit
-        self.kept = kept_share(self.problem)
+        self.kept = _kept_share(self.problem)
         """The least share of a plan's cost lines the rules' discounts can leave (1 without one): the cost bounds are
         those of the undiscounted lines, times this share (see module docstring)."""
         self.sound = self.kept > 0
@@ -107,8 +107,7 @@ class Bounds:
         is ready or before its first quote can be (`Screen.facts`), rule delays only adding days. The money floors are
         rounded down and less one unit, below any rounding up of the same dollars."""
         unit = self.unit
-        cost = math.floor((pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)) * min(1.0, self.kept)
-                          / unit) - 1
+        cost = math.floor((pt.fixed.total_cost + pt.n * pt.per_node.extreme(False, min)) * self.kept / unit) - 1
         cash = math.floor((pt.fixed.total_cash + pt.n * pt.per_node.extreme(True, min)) / unit) - 1
         return cost, cash, self.screen.facts(pt.option).first_ready + pt.days
 
@@ -451,7 +450,7 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
     return int(days[bisect_left(range(len(days)), True, key=works)])
 
 
-def kept_share(problem: Problem) -> float:
+def _kept_share(problem: Problem) -> float:
     """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
     when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
     applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
