@@ -121,7 +121,7 @@ def test_a_floor_is_below_the_point_bound_under_any_groups() -> None:
     assert checked > 100
 
 
-def _floor_of(ctx: Context, oracle: PairOracle, pair: str, act: set[str], which: int) -> int | None:
+def _floor_of(ctx: Context, pair: str, act: set[str], which: int) -> int | None:
     """The least floor over the pair's workable points that no point-local reason within `act` excludes, written
     out here (None: no such point)."""
     floors = [ctx.bounds.point_floor(pt)[which] for o in ctx.universe.subset(pair).options for pt in o.points
@@ -163,7 +163,7 @@ def test_best_first_bounds_only_pairs_that_could_win_and_finds_the_minimum(tight
     act = set(active)
     which = {"cost": 0, "cash": 1, "finish": 2}[kind]
     for pair in oracle.items:
-        floor = _floor_of(ctx, oracle, pair, act, which)
+        floor = _floor_of(ctx, pair, act, which)
         if pair not in bounded and floor is not None and not oracle.covered(pair, act):
             assert floor > got.value, (pair, floor, got.value)
     assert len(set(bounded)) < len(oracle.items), "some pair should have been left unbounded by its floor"

@@ -371,12 +371,13 @@ class PairOracle:
     def _pruned(self, b: Built, act: set[str]) -> list[Any]:
         """Assumptions z=0 for the points a point-local reason already excludes under `act` (exact), so the solver
         searches only what is left."""
-        out = []
-        for i, pt in enumerate(b.points):
-            known = self.ctx.screen.known(pt)
-            if known is not None and any(it <= act for it in known):
-                out.append(b.z[i].Not())
-        return out
+        return [b.z[i].Not() for i, pt in enumerate(b.points) if self._ruled_out(pt, act)]
+
+    def _ruled_out(self, pt: Point, act: set[str]) -> bool:
+        """Whether a point-local reason of the point, as the screen knows it, lies within `act` (exact; a point whose
+        reasons were never computed is not ruled out)."""
+        known = self.ctx.screen.known(pt)
+        return known is not None and any(it <= act for it in known)
 
     def _quick(self, pair: str, act: set[str]) -> str | None:
         """The pair's status without its model where a closed form settles it: no plan at any point by the point
@@ -565,12 +566,7 @@ class PairOracle:
                 ((floor(pt)[which], k, pt) for k, pt in enumerate(
                     pt for o in self.universe.subset(pair).options for pt in o.points if pt.workable)),
                 key=lambda t: (t[0], t[1]))
-        known = self.ctx.screen.known
-        for low, _k, pt in ranked:
-            reasons = known(pt)
-            if reasons is None or not any(it <= act for it in reasons):
-                return low
-        return NO_FLOOR
+        return next((low for low, _k, pt in ranked if not self._ruled_out(pt, act)), NO_FLOOR)
 
     def _candidates(self, pair: str, act: set[str], which: int,
                     limit: tuple[int, int] | None = None) -> list[tuple[int, Point]]:
@@ -592,8 +588,7 @@ class PairOracle:
             got = []
             sub = self.universe.subset(pair)
             for k, pt in enumerate(pt for o in sub.options for pt in o.points if pt.workable):
-                known = self.ctx.screen.known(pt)
-                if known is not None and any(it <= act for it in known):
+                if self._ruled_out(pt, act):
                     continue
                 low = self.ctx.bounds.point_lower(pt, act)
                 if low is not None:

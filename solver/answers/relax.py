@@ -419,7 +419,7 @@ def _ways_out(ctx: Context, oracle: PairOracle, todo: list[str], groups: list[st
         return way, ctx.engine.out_of_time
 
     order = sorted(range(len(todo)), key=lambda k: (not is_numeric(todo[k]), todo[k] != "budget.max_usd", k))
-    answers = fork_map(one, todo, processes_for(ctx, len(todo)) if len(todo) > 1 else 1, order=order)
+    answers = fork_map(one, todo, processes_for(ctx, len(todo)), order=order)
     for _way, out_of_time in answers:
         ctx.engine.out_of_time = ctx.engine.out_of_time or out_of_time
     return [(g, way) for g, (way, _oot) in zip(todo, answers, strict=True)]
