@@ -9,7 +9,6 @@ and came out unproven and not minimal. Decided on a copy with the literals fixed
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from solver.answers.conflicts import PairOracle
@@ -22,7 +21,8 @@ SETS = ["budget.max_usd=500", "rules=[{name: discount, when: {mode: cloud}, then
         " {name: rebate, when: {mode: cloud}, then: {add_pct: -40}}]"]
 """Discounts of 100 % in all: nothing is left for the cost bounds to bound by, so they are off (`Bounds.kept`)."""
 SETTINGS = SolveSettings(processes=1, time_limit=2.0)
-"""A short limit, so that a check the search cannot decide shows as `unknown` in seconds rather than minutes."""
+"""A short limit: a check the search cannot decide comes back `unknown` (counted in `undecided`), which the test
+refuses, in seconds rather than minutes."""
 
 
 def test_a_budget_out_of_reach_is_decided_without_the_bounds() -> None:
@@ -30,10 +30,8 @@ def test_a_budget_out_of_reach_is_decided_without_the_bounds() -> None:
     assert not ctx.bounds.sound
     oracle = PairOracle(ctx)
     pair = "mi300x/cloud-reserved"
-    start = time.perf_counter()
     assert oracle.pair_status(pair, ["budget.max_usd"]) == INFEASIBLE
     assert oracle.undecided == 0
-    assert time.perf_counter() - start < 60, "decided by a search, not by the time limit"
     # The reference: the least of what the budget limits (cash, which no discount touches) with no group enforced,
     # proven, and far above $500.
     assert ctx.problem.spec.budget.applies_to == "cash"

@@ -149,8 +149,9 @@ def _reference_budget_reasons(screen: Any, pt: Any, fixed: float, cash: bool, li
 def test_capacitated_budget_reasons_are_the_quote_by_quote_ones(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
                                                                  scale: float) -> None:
     """The budget reasons over a point's quotes, computed over arrays (one sort, one comparison per fabric where
-    each rented quote is alone on its own), are exactly those of the quote-by-quote reasoning, at budgets from well
-    below to above each point's cheapest fill."""
+    each rented quote is alone on its own; by capacities alone where no fill can exceed the budget), are exactly
+    those of the quote-by-quote reasoning, at budgets from well below each point's cheapest fill to above its
+    dearest."""
     problem, quotes = case
     p = _load(problem, quotes, tmp_path)
     ctx = prepare(p, SolveSettings(alternatives=False))
@@ -162,9 +163,12 @@ def test_capacitated_budget_reasons_are_the_quote_by_quote_ones(tmp_path: Path, 
             continue
         for pt in [pt for pt in o.points if pt.workable][::3]:
             fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
-            limit = (fixed + pt.n * pt.per_node.extreme(cash, min)) * (1 + scale)
-            got = screen._capacitated_budget(pt, fixed, cash, limit)
-            assert got == _reference_budget_reasons(screen, pt, fixed, cash, limit), (o.id, pt.n, limit)
+            dearest = fixed + pt.n * max(pt.per_node.total(q.id, cash) for q in o.quotes)
+            # The first limit from well below to above the cheapest fill; the others at the dearest fill and just
+            # above it, where no fill can exceed the budget and the reasons come from capacities alone.
+            for limit in ((fixed + pt.n * pt.per_node.extreme(cash, min)) * (1 + scale), dearest, dearest * 1.001):
+                got = screen._capacitated_budget(pt, fixed, cash, limit)
+                assert got == _reference_budget_reasons(screen, pt, fixed, cash, limit), (o.id, pt.n, limit)
             compared += 1
     assert compared > 0 or not any(len(o.quotes) > 1 for o in ctx.universe.options)
 

@@ -26,7 +26,7 @@ from typing import Any
 from ..estimate.options import Point, Universe
 from ..inputs.problem import Problem
 from ..model.builder import Built, build
-from ..model.groups import capacity_quote, rank
+from ..model.groups import capacity_group, capacity_quote, rank
 from ..model.money import floor_units
 from ..model.screening import Reasons
 from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Outcome
@@ -294,6 +294,11 @@ NO_FLOOR = 2 ** 62
 """The floor of a pair with no open point (it has no candidates either)."""
 BOUND_KIND = {"cost": 0, "cash": 1, "finish": 2}
 """Which of a point's lower bounds (`Bounds.point_lower`: cost, cash, finish day) bounds each minimised quantity."""
+PointFloor = Callable[[Point], int]
+"""A lower bound on a minimised quantity at every plan of a point under the minimisation's active groups, for a
+quantity the point bounds do not bound (a quote's nodes, the start: `PairOracle.quote_floor`, `relax.py`)."""
+Kind = int | PointFloor
+"""What bounds a bounded minimisation: a `BOUND_KIND` index into `Bounds.point_lower`, or a `PointFloor`."""
 
 
 def budgeted(problem: Problem) -> Callable[[Built], Any]:
@@ -324,7 +329,12 @@ class PairOracle:
         self.protect = protect
         """Quotes the forcing names, kept out of the presolve (`model/reduce.py`)."""
         self.elastic = elastic
-        self.items: dict[str, list[Reasons]] = {}
+        self.items: dict[str, list[tuple[frozenset[str], ...]]] = {}
+        """Per pair, the distinct point-local reasons of its workable points (the cover test's input): the points of
+        an option too slow or too small for the same limits share theirs, so a pair has a few dozen, not hundreds."""
+        self._open: dict[str, int] = {}
+        """Per pair, the position in `items` of the last reasons the cover test found open (tried first next time:
+        the conflict search asks about ever smaller sets of groups, under which what was open stays open)."""
         self.models: dict[str, Built] = {}
         self.forced: dict[str, list[Any]] = {}
         self.groups: dict[str, Any] = {}
@@ -337,7 +347,8 @@ class PairOracle:
         self._floors: dict[tuple[str, int], list[tuple[int, int, Point]]] = {}
         for pair in (pairs if pairs is not None else ctx.universe.pairs()):
             sub = ctx.universe.subset(pair)
-            self.items[pair] = [ctx.screen.violations(pt) for o in sub.options for pt in o.points if pt.workable]
+            self.items[pair] = list(dict.fromkeys(tuple(ctx.screen.violations(pt)) for o in sub.options
+                                                  for pt in o.points if pt.workable))
 
     def model(self, pair: str) -> Built:
         if pair not in self.models:
@@ -365,8 +376,17 @@ class PairOracle:
     def covered(self, pair: str, active: set[str]) -> bool:
         """Exact Python proof that this pair is infeasible under `active` (only without forcing)."""
         its = self.items[pair]
+        if self.forced_fn is not None or not its:
+            return False
         holds = active.issuperset  # mapped, not a generator: ~240,000 items per explanation at 10,000 quotes
-        return self.forced_fn is None and bool(its) and all(any(map(holds, v)) for v in its)
+        last = self._open.get(pair)
+        if last is not None and not any(map(holds, its[last])):
+            return False
+        for k, reasons in enumerate(its):
+            if not any(map(holds, reasons)):
+                self._open[pair] = k
+                return False
+        return True
 
     def _pruned(self, b: Built, act: set[str]) -> list[Any]:
         """Assumptions z=0 for the points a point-local reason already excludes under `act` (exact), so the solver
@@ -494,15 +514,16 @@ class PairOracle:
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,
-                 lower: str | None = None, cap_on: str | None = None) -> "Minimum | None":
+                 lower: str | PointFloor | None = None, cap_on: str | PointFloor | None = None
+                 ) -> "Minimum | None":
         """min over pairs of `quantity(b)` with `active` groups enforced.
 
         `cap` = (expression, bound) adds `expression <= bound` for this solve only (a relaxed limit). `lower` =
         "cost", "cash" or "finish" says the quantity is the model's cost, cash or finish day, for which the bounds
-        give per-point lower bounds: each pair is then solved over the few points that could still be optimal
-        (`solve/grow.py`). `cap_on` says the same of the cap's expression: points whose bound on it exceeds the cap
-        cannot meet it and are left out (a relaxed deadline's cheapest plan is not searched among points that
-        cannot finish by it)."""
+        give per-point lower bounds; a `PointFloor` gives them for another quantity. Each pair is then solved over
+        the few points that could still be optimal (`solve/grow.py`). `cap_on` says the same of the cap's
+        expression: points whose bound on it exceeds the cap cannot meet it and are left out (a relaxed deadline's
+        cheapest plan is not searched among points that cannot finish by it)."""
         act = set(active)
         best: Minimum | None = None
         # Forcing (a why-not's target) only removes plans, so the bounds stay lower bounds under it.
@@ -511,8 +532,8 @@ class PairOracle:
         ordered: Iterable[tuple[str, list[tuple[int, Point]]]] = ((pair, []) for pair in pairs)
         if bounded:
             assert lower is not None
-            limit = (BOUND_KIND[cap_on], cap[1]) if cap is not None and cap_on is not None else None
-            ordered = self._by_bound(pairs, act, BOUND_KIND[lower], limit,
+            limit = (_kind(cap_on), cap[1]) if cap is not None and cap_on is not None else None
+            ordered = self._by_bound(pairs, act, _kind(lower), limit,
                                      lambda low: best is not None and low > best.value)
         complete = True
         for pair, cands in ordered:
@@ -528,7 +549,7 @@ class PairOracle:
                 best = dataclasses.replace(got, pair=pair)
         return None if best is None else dataclasses.replace(best, complete=complete)
 
-    def _by_bound(self, pairs: list[str], act: set[str], which: int, limit: tuple[int, int] | None,
+    def _by_bound(self, pairs: list[str], act: set[str], which: Kind, limit: tuple[Kind, int] | None,
                   beaten: Callable[[int], bool]) -> Iterator[tuple[str, list[tuple[int, Point]]]]:
         """The pairs that have candidates (`_candidates`), each with them, in order of their best candidate's bound
         (then name), until the next bound is `beaten` (exceeds the best plan found, which only falls): a pair bounded
@@ -554,10 +575,14 @@ class PairOracle:
                 found[pair] = cands
                 heapq.heappush(heap, (cands[0][0], True, pair))
 
-    def _floor(self, pair: str, act: set[str], which: int) -> int:
+    def _floor(self, pair: str, act: set[str], which: Kind) -> int:
         """The least floor of kind `which` (`Bounds.point_floor`) over the pair's workable points that no point-local
         reason within `act` excludes; `NO_FLOOR` when there are none. The points are visited by floor (their order
-        kept per pair and kind), so the reasons are tested only up to the first point they leave open."""
+        kept per pair and kind), so the reasons are tested only up to the first point they leave open. A
+        `PointFloor` is its own floor (it costs no more)."""
+        if not isinstance(which, int):
+            return min((which(pt) for o in self.universe.subset(pair).options for pt in o.points
+                        if pt.workable and not self._ruled_out(pt, act)), default=NO_FLOOR)
         key = (pair, which)
         ranked = self._floors.get(key)
         if ranked is None:
@@ -568,15 +593,54 @@ class PairOracle:
                 key=lambda t: (t[0], t[1]))
         return next((low for low, _k, pt in ranked if not self._ruled_out(pt, act)), NO_FLOOR)
 
-    def _candidates(self, pair: str, act: set[str], which: int,
-                    limit: tuple[int, int] | None = None) -> list[tuple[int, Point]]:
+    def _candidates(self, pair: str, act: set[str], which: Kind,
+                    limit: tuple[Kind, int] | None = None) -> list[tuple[int, Point]]:
         """The pair's points that `act` does not already exclude, with their lower bound on cost (which=0), cash (1)
-        or finish day (2), sorted by it; with `limit` = (kind, bound), only points whose lower bound of that kind is
-        within the bound."""
-        cands = [(low[which], k, pt) for k, pt, low in self._lower_bounds(pair, act)
-                 if limit is None or low[limit[0]] <= limit[1]]
+        or finish day (2), or by a `PointFloor`, sorted by it; with `limit` = (kind, bound), only points whose lower
+        bound of that kind is within the bound."""
+        def bound(kind: Kind, pt: Point, low: tuple[int, int, int]) -> int:
+            return low[kind] if isinstance(kind, int) else kind(pt)
+
+        cands = [(bound(which, pt, low), k, pt) for k, pt, low in self._lower_bounds(pair, act)
+                 if limit is None or bound(limit[0], pt, low) <= limit[1]]
         cands.sort(key=lambda t: (t[0], t[1]))
         return [(lb, pt) for lb, _k, pt in cands]
+
+    def quote_floor(self, qid: str, act: set[str]) -> PointFloor:
+        """A lower bound on the nodes a plan takes from quote `qid` at a point, with the groups `act` enforced and the
+        quote's own capacity not (the quantity of its relaxation, `relax.py`), from the point's reasons and the
+        other quotes' capacities:
+
+        - 0 where a plan within the quote's capacity is not ruled out: at a point of another option (the quote has
+          no nodes there), or one no point-local reason excludes under `act` with the capacity enforced too.
+        - Otherwise every plan there takes more than its capacity c from it, and at least n minus what the option's
+          other quotes can hold: Σy = n over the quotes (`builder._split`), each other quote at most its capacity
+          when that is enforced, and with one fabric per job only the quotes on the quote's fabric beside it (a plan
+          that uses it runs there). So max(c + 1, n − others), or c + 1 when some other capacity is not enforced.
+
+        A rented copy alone on its fabric gets n itself: the minimisation grows from the fewest nodes up, as the
+        cost's does from the cheapest points, instead of modelling every point of a pair with hundreds of quotes
+        (1,000 quotes, a 2027-01-20 deadline: 0.7-0.8 s to build one such model, 0.03-0.17 s to solve it)."""
+        quote = self.universe.quote(qid)
+        full = act | {capacity_group(qid)}
+        fabric_only = self.problem.spec.policy.max_fabrics == 1 and "policy.max_fabrics" in act
+        others: dict[str, tuple[bool, int | None]] = {}
+
+        def held_by_others(o: Any) -> tuple[bool, int | None]:
+            """(whether the option has the quote, what its other quotes hold: None when not all are capped)."""
+            if o.id not in others:
+                rest = [q for q in o.quotes if q.id != qid]
+                others[o.id] = (len(rest) < len(o.quotes),
+                                None if any(capacity_group(q.id) not in act for q in rest) else sum(
+                                    q.max_nodes for q in rest if not fabric_only or q.fabric_id == quote.fabric_id))
+            return others[o.id]
+
+        def floor(pt: Point) -> int:
+            has, held = held_by_others(pt.option)
+            if not has or not self._ruled_out(pt, full):
+                return 0
+            return quote.max_nodes + 1 if held is None else max(quote.max_nodes + 1, pt.n - held)
+        return floor
 
     def _lower_bounds(self, pair: str, act: set[str]) -> list[tuple[int, Point, tuple[int, int, int]]]:
         """(position, point, its bounds) of the pair's workable points that have a plan by their bounds under `act`
@@ -612,6 +676,10 @@ class PairOracle:
 
         found = grow(cands, step, self.ctx.bounds.weight)
         return found.payload if found.status in (OPTIMAL, INFEASIBLE) else None
+
+
+def _kind(lower: str | PointFloor) -> Kind:
+    return BOUND_KIND[lower] if isinstance(lower, str) else lower
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from ..solve.engine import INFEASIBLE, OPTIMAL
 from ..solve.forked import fork_map
 from ..solve.pipeline import Context, prepare, processes_for
 from ..solve.plan import make_plan
-from .conflicts import Minimum, PairOracle, budgeted, covering_reason, deletion_filter
+from .conflicts import Minimum, PairOracle, PointFloor, budgeted, covering_reason, deletion_filter
 
 log = logging.getLogger(__name__)
 MAX_ALTERNATIVES = 5
@@ -67,6 +67,26 @@ def _quantity(ctx: Context, g: str) -> Callable[[Built], Any]:
             "site.it_power_kw": lambda b: b.power_w, "site.racks": lambda b: b.racks}[g]
 
 
+def _lower(ctx: Context, oracle: PairOracle, g: str, act: set[str]) -> str | PointFloor | None:
+    """What bounds the quantity of g's relaxation per point, so that its minimisation is solved over the few points
+    that could hold the minimum (`PairOracle.minimize`): the budgeted quantity and the finish by the point bounds, a
+    quote's nodes by `PairOracle.quote_floor`, and the start (its negative is minimised) by the deadline: a plan at a
+    point finishes `days` after it starts, so with the deadline D enforced it starts by D − days, and −start ≥ days −
+    D. None where nothing bounds it (power and racks; the start without a plain deadline), so every point is
+    modelled."""
+    if g == "budget.max_usd":
+        return ctx.problem.spec.budget.applies_to
+    if g == "schedule.deadline":
+        return "finish"
+    if (qid := capacity_quote(g)) is not None:
+        return oracle.quote_floor(qid, act)
+    deadline = ctx.universe.deadline_day
+    if g == "schedule.earliest_start" and deadline is not None and "schedule.deadline" in act \
+            and ctx.screen.chance is None:
+        return lambda pt: pt.days - deadline
+    return None
+
+
 def _relative(frm: float, to: float) -> float:
     return abs(to - frm) / max(abs(frm), 1e-9)
 
@@ -78,7 +98,7 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
         return _resolved_relaxation(ctx, oracle, g)
     spec, as_of, unit = ctx.problem.spec, ctx.problem.as_of, ctx.unit
     active = [h for h in groups if h != g]
-    lower = spec.budget.applies_to if g == "budget.max_usd" else "finish" if g == "schedule.deadline" else None
+    lower = _lower(ctx, oracle, g, set(active))
     r = oracle.minimize(active, _quantity(ctx, g), lower=lower)
     if r is None:
         return None

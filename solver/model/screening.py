@@ -282,6 +282,7 @@ class Screen:
         u = self.universe
         table = self.table(o)
         per = table.prices.totals(pt, cash)   # pt.per_node.total(q, cash) of every quote, the same floats
+        within = _within_any_fill(per, pt.n, fixed, limit)
         out: Reasons = []
         variants: list[tuple[frozenset[str], int | None]] = [(frozenset(), None)]
         if u.deadline_day is not None:
@@ -297,6 +298,9 @@ class Screen:
                 if base:
                     out.append(frozenset(base))
                 continue
+            if within:
+                out += self._capacity_only(table, idx, pt.n, base)
+                continue
             order = idx[np.lexsort((table.id_rank[idx], per[idx]))]   # sorted((total, id, capacity)) of each quote
             why, k = _fill_sorted(per[order], table.cap[order], pt.n, fixed, limit)
             caps = {table.cap_groups[j] for j in order[:k].tolist()}
@@ -307,6 +311,28 @@ class Screen:
             elif why == "ok" and self.problem.spec.policy.max_fabrics == 1:
                 out += self._per_fabric(table, order, per[order], pt.n, fixed, limit, base)
         return out
+
+    def _capacity_only(self, table: "QuoteTable", idx: np.ndarray, n: int, base: frozenset[str]) -> Reasons:
+        """The reasons of one variant of `_capacitated_budget` when no fill of n nodes can exceed the budget
+        (`_within_any_fill`): what the fills there would find, without sorting the quotes by price.
+
+        No fill is over budget, so each fill is decided by capacity alone: the cheapest fill holds n iff the quotes
+        `idx` hold n in all (else the reason is `base` with all their capacities, as a fill that runs out relies on
+        every one), and the per-fabric fills (one fabric per job) hold n iff one fabric does (else the fabric limit
+        with all their capacities)."""
+        cap = table.cap[idx]
+        if int(cap.sum()) < n:
+            return [base | {table.cap_groups[j] for j in idx.tolist()}] if base else []
+        if self.problem.spec.policy.max_fabrics != 1 or len(idx) < 2:
+            return []
+        if table.distinct_fabrics:
+            fabrics, widest = len(idx), int(cap.max())
+        else:
+            held = np.bincount(table.fabric[idx], weights=cap)
+            fabrics, widest = int(np.count_nonzero(np.bincount(table.fabric[idx]))), int(held.max())
+        if fabrics < 2 or widest >= n:
+            return []
+        return [base | {"policy.max_fabrics"} | {table.cap_groups[j] for j in idx.tolist()}]
 
     def table(self, o: Option) -> "QuoteTable":
         """The option's quotes as arrays (`QuoteTable`), made once per option: the budget reasons and the point
@@ -450,6 +476,13 @@ def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int]
         totals.append(total)
         widest.append(best)
     return totals, widest
+
+
+def _within_any_fill(per: np.ndarray, n: int, fixed: float, limit: float) -> bool:
+    """Whether every fill of n nodes from these quotes stays within `limit`: it prices n nodes, each at most the
+    dearest per-node total, on top of `fixed`. The margin (a billionth of the limit) keeps the answer that of the
+    fills' own sums, which add the same floats in another order."""
+    return len(per) > 0 and fixed + n * float(per.max()) <= limit - 1e-9 * max(1.0, abs(limit))
 
 
 def _fill_sorted(per: np.ndarray, cap: np.ndarray, n: int, fixed: float, limit: float) -> tuple[str, int]:

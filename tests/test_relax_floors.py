@@ -1,0 +1,99 @@
+"""The floors that bound a relaxation's quantity per point where the point bounds do not (`PairOracle.quote_floor`
+for a quote's capacity, the deadline for the earliest start: `relax._lower`) are lower bounds, checked against
+CP-SAT on random many-quote problems: at a point forced into the pair's full model the least quantity is at least
+the point's floor, and the minimisation over the points the floors leave finds the minimum over every point."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.answers.conflicts import PairOracle, _minimize_in
+from solver.answers.relax import _lower, _quantity
+from solver.model.builder import Built
+from solver.model.groups import capacity_quote
+from solver.solve.pipeline import SolveSettings, prepare
+
+from test_reduce import _load, cases
+
+EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "20"))
+
+
+def _least_at_points(oracle: PairOracle, active: list[str], quantity: Callable[[Built], Any],
+                     floor: Callable[[Any], int], rnd: Any) -> int:
+    """Assert floor(pt) <= the least quantity of any plan at pt (the pair's full model, the point forced, `active`
+    assumed) at the points with a positive floor and a few others; the number of points with a plan checked."""
+    ctx = oracle.ctx
+    checked = 0
+    for pair in oracle.items:
+        b = oracle.model(pair)
+        pts = [(i, pt) for i, pt in enumerate(b.points) if pt.workable]
+        raised = [(i, pt) for i, pt in pts if floor(pt) > min(0, floor(pt))]
+        for i, pt in raised[:6] + rnd.sample(pts, min(3, len(pts))):
+            got = _minimize_in(ctx, b, [b.lits[g] for g in active if g in b.lits] + [b.z[i]], quantity, None,
+                               f"{pair}-at-{pt.n}", shared=True)
+            if got.outcome.has_solution:
+                assert got.outcome.status == "optimal"
+                assert floor(pt) <= got.value, (pair, pt.n, floor(pt), got.value)
+                checked += 1
+    return checked
+
+
+def _same_minimum(oracle: PairOracle, active: list[str], quantity: Callable[[Built], Any],
+                  floor: Callable[[Any], int]) -> None:
+    bounded = oracle.minimize(active, quantity, lower=floor)
+    full = oracle.minimize(active, quantity)
+    assert (bounded is None) == (full is None)
+    if bounded is not None and full is not None:
+        assert (bounded.value, bounded.pair, bounded.proven) == (full.value, full.pair, full.proven)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                       HealthCheck.function_scoped_fixture])
+@given(cases(), st.randoms(use_true_random=False))
+def test_a_quotes_floor_bounds_its_nodes_at_every_point(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                        rnd: Any) -> None:
+    """With a quote's capacity dropped and every other group in force (its relaxation), no plan at a point takes
+    fewer nodes from the quote than the point's floor, and the least over the points by their floors is the least
+    over all of them."""
+    problem, quotes = case
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    groups = oracle.all_groups()
+    for g in rnd.sample([g for g in groups if capacity_quote(g)], 2):
+        active = [h for h in groups if h != g]
+        floor = _lower(ctx, oracle, g, set(active))
+        assert callable(floor)
+        _least_at_points(oracle, active, _quantity(ctx, g), floor, rnd)
+        _same_minimum(oracle, active, _quantity(ctx, g), floor)
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases(), st.randoms(use_true_random=False))
+def test_the_deadline_bounds_the_start_at_every_point(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                     rnd: Any) -> None:
+    """With the earliest start dropped, a plan at a point starts by the deadline less the point's days: the floor of
+    −start there (what the relaxation minimises) holds, and the bounded minimum is the full one."""
+    problem, quotes = case
+    problem = {**problem, "schedule": {**problem["schedule"], "earliest_start": "2027-02-15"}}
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    g = "schedule.earliest_start"
+    groups = oracle.all_groups()
+    active = [h for h in groups if h != g]
+    floor = _lower(ctx, oracle, g, set(active))
+    if ctx.screen.chance is not None:
+        assert floor is None  # the deadline is then a confidence, not a date every plan meets
+        return
+    assert callable(floor)
+    assert _least_at_points(oracle, active, _quantity(ctx, g), floor, rnd) > 0 or \
+        oracle.minimize(active, _quantity(ctx, g)) is None
+    _same_minimum(oracle, active, _quantity(ctx, g), floor)
