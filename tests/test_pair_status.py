@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from solver.answers.conflicts import PairOracle
 from solver.inputs.problem import load_problem
+from solver.model import screening
 from solver.solve.engine import INFEASIBLE, OPTIMAL
 from solver.solve.pipeline import SolveSettings, prepare
 
@@ -25,11 +28,16 @@ SETTINGS = SolveSettings(processes=1, time_limit=2.0)
 refuses, in seconds rather than minutes."""
 
 
-def test_a_budget_out_of_reach_is_decided_without_the_bounds() -> None:
+def test_a_budget_out_of_reach_is_decided_without_the_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The budget is on cash, which no discount changes, so the screen's budget reasons would settle this pair by a
+    # cover without a solve (`screening.budget_line`). What is tested is what decides when no closed form does:
+    # those reasons are switched off here, and the cover must then not decide.
+    monkeypatch.setattr(screening, "budget_line", lambda _problem: None)
     ctx = prepare(load_problem(FINETUNE, SETS), SETTINGS)
     assert not ctx.bounds.sound
     oracle = PairOracle(ctx)
     pair = "mi300x/cloud-reserved"
+    assert not oracle.covered(pair, {"budget.max_usd"})
     assert oracle.pair_status(pair, ["budget.max_usd"]) == INFEASIBLE
     assert oracle.undecided == 0
     # The reference: the least of what the budget limits (cash, which no discount touches) with no group enforced,

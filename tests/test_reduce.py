@@ -58,7 +58,8 @@ def _quote(i: int, mode: str, system: str, draw: Any) -> dict[str, Any]:
 def cases(draw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A 70B pretraining problem over many quotes of two systems (bought on one site fabric; rented alone on their
     own fabrics or shared), with the limits that interact with the reduction switched on at random — among them the
-    deadline as a chance constraint, where only R1 applies, to the quotes that meet the confidence alone."""
+    deadline as a chance constraint, where only R1 applies, to the quotes that meet the confidence alone, and a
+    discount, under which only R1 applies too."""
     quotes = [_quote(i, draw(st.sampled_from(["buy", "cloud", "cloud", "managed"])),
                      draw(st.sampled_from(["dgx-b200", "dgx-h100"])), draw) for i in range(draw(st.integers(4, 12)))]
     p: dict[str, Any] = {
@@ -86,6 +87,9 @@ def cases(draw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         rules.append({"name": "big", "when": {"nodes": {"ge": 8}}, "then": {"delay_days": 7}})
     if draw(st.booleans()):
         rules.append({"name": "fee", "when": {"quote": ["rq-00"]}, "then": {"add_usd": 40000}})
+    if draw(st.integers(0, 3)) == 0:
+        rules.append({"name": "rebate", "when": draw(st.sampled_from([{"mode": "cloud"}, {"nodes": {"ge": 4}}])),
+                      "then": {"add_pct": draw(st.sampled_from([-3, -20]))}})
     p["rules"] = rules
     confidence = draw(st.sampled_from([None, None, 0.6, 0.9]))
     if confidence is not None:
@@ -178,6 +182,19 @@ def test_quotes_sharing_a_fabric_are_dropped_only_when_their_dominators_hold_n(t
     assert max(drops) == 16
     for n, gone in drops.items():
         assert gone == ({"rq-01", "rq-02"} if n <= 4 else {"rq-02"} if n <= 8 else set()), (n, gone)
+
+
+def test_under_a_discount_quotes_alone_on_their_fabrics_are_still_reduced_and_shared_ones_not(tmp_path: Path) -> None:
+    """A 10 % discount on rented capacity: each quote alone on its fabric is still a plan alone, priced with the
+    discount as the model prices it, so the dearer one goes where the cheaper can supply n (as without it); quotes
+    sharing a fabric would need nodes moved between them (R2), which a discount rounded per quote does not allow."""
+    rebate = {**BASE, "rules": [{"name": "rebate", "when": {"mode": "cloud"}, "then": {"add_pct": -10}}]}
+    drops = _drops(tmp_path, [_rented(0, 3.0, 4), _rented(1, 3.5, 16)], rebate)
+    for n, gone in drops.items():
+        assert gone == ({"rq-01"} if n <= 4 else {"rq-00"} if n <= 16 else {"rq-00", "rq-01"}), (n, gone)
+    shared = [_rented(0, 3.0, 4, fabric="f"), _rented(1, 3.0, 4, fabric="f"), _rented(2, 3.5, 16, fabric="f")]
+    assert not any(_drops(tmp_path, shared, rebate).values())
+    assert any(_drops(tmp_path, shared).values())
 
 
 def test_a_rule_on_cost_switches_the_reduction_off(tmp_path: Path) -> None:

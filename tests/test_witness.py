@@ -32,7 +32,56 @@ EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "20"))
 @given(cases(), st.randoms(use_true_random=False))
 def test_point_reasons_and_witnesses_agree_with_cpsat(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
                                                       rnd: Any) -> None:
+    _reasons_and_witnesses_agree(*case, tmp_path, rnd)
+
+
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from([-10, -30, -60]), st.sampled_from([{"mode": "cloud"}, {"nodes": {"ge": 4}}]),
+       st.sampled_from(["cash", "cost"]), st.sampled_from([0.3, 0.6, 0.9]), st.randoms(use_true_random=False))
+def test_budget_reasons_under_a_discount_agree_with_cpsat(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                          pct: int, when: dict[str, Any], applies_to: str,
+                                                          at: float, rnd: Any) -> None:
+    """A discount (a negative `add_pct`) lowers a plan's cost below its lines: the budget reasons then hold the lines
+    to budget / kept (cost) or to the budget (cash, which no percentage changes), and each must still be a proof.
+    The budget is set among the points' cheapest lines, and the points checked first are those whose lines are
+    over it but within budget / kept: the discount may bring them under it."""
     problem, quotes = case
+    problem = {**problem, "rules": [*problem["rules"], {"name": "discount", "when": when, "then": {"add_pct": pct}}]}
+    problem.pop("budget", None)
+    cash = applies_to == "cash"
+
+    def lines(pt: Any) -> float:
+        return (pt.fixed.total_cash if cash else pt.fixed.total_cost) + pt.n * pt.per_node.extreme(cash, min)
+
+    free = prepare(_load(problem, quotes, tmp_path), SolveSettings(alternatives=False))
+    costs = sorted(lines(pt) for o in free.universe.options for pt in o.points if pt.workable)
+    if not costs:
+        return
+    limit = costs[int(at * (len(costs) - 1))]
+    problem["budget"] = {"max_usd": limit, "applies_to": applies_to}
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    kept = 1 + pct / 100
+    for pair in ctx.universe.pairs():
+        sub = ctx.universe.subset(pair)
+        b = build(p, sub, ctx.screen, ctx.unit, guard="assume")
+        pts = [pt for o in sub.options for pt in o.points if pt.workable]
+        band = [pt for pt in pts if limit < lines(pt) <= limit / kept]
+        for pt in rnd.sample(band, min(4, len(band))) + rnd.sample(pts, min(2, len(pts))):
+            i = next(k for k, q in enumerate(b.points) if q.key == pt.key)
+            for item in ctx.screen.violations(pt):
+                b.model.clear_objective()
+                b.model.clear_assumptions()
+                b.model.add_assumptions([b.z[i]] + [b.lits[g] for g in item if g in b.lits])
+                status = ctx.engine.solve(b.model, label="item", presolve=False).status
+                b.model.clear_assumptions()
+                assert status == INFEASIBLE, (pair, pt.n, sorted(item))
+
+
+def _reasons_and_witnesses_agree(problem: dict[str, Any], quotes: list[Any], tmp_path: Path, rnd: Any) -> None:
+    """Each point-local reason of sampled points, assumed with the point forced, leaves the pair's model no plan;
+    a witness under random groups is a pair with a plan."""
     p = _load(problem, quotes, tmp_path)
     ctx = prepare(p, SolveSettings(alternatives=False))
     for pair in ctx.universe.pairs():

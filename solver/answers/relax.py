@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from itertools import combinations
 from typing import Any
@@ -30,7 +30,6 @@ from ..estimate.options import option_quote_ready
 from ..model.builder import Built
 from ..model.decode import decode
 from ..model.groups import MEMORY, capacity_group, capacity_quote, is_numeric, reason, where
-from ..model.screening import Reasons
 from ..solve.engine import INFEASIBLE, OPTIMAL
 from ..solve.forked import fork_map
 from ..solve.pipeline import Context, prepare, processes_for
@@ -285,7 +284,7 @@ def _weights(ctx: Context) -> dict[str, int]:
     return w
 
 
-def beyond_slack(items: list[Reasons]) -> bool:
+def beyond_slack(items: Sequence[Sequence[frozenset[str]]]) -> bool:
     """Whether every point of a pair has a point-local reason made only of groups that get no slack in an elastic
     model (policy, memory, rules, non-numeric site limits): no joint change of numeric limits gives it a plan, so its
     elastic model need not be built."""

@@ -43,14 +43,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..estimate.options import Option, Point, PriceKey
-from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
 from .arrays import distinct
 from .groups import capacity_group
 from .money import floor_units, units
 from .objective import objective
-from .screening import Screen
+from .screening import Screen, kept_share
 from .timing import slip_units, timing
 
 
@@ -62,7 +61,7 @@ class Bounds:
         self.screen = screen
         self.problem = screen.problem
         self.unit = unit
-        self.kept = _kept_share(self.problem)
+        self.kept = kept_share(self.problem)
         """The least share of a plan's cost lines the rules' discounts can leave (1 without one): the cost bounds are
         those of the undiscounted lines, times this share (see module docstring)."""
         self.sound = self.kept > 0
@@ -448,14 +447,6 @@ def _earliest_start(split: _Split, ready: np.ndarray, slips: np.ndarray, fixed_c
     if not works(len(days) - 1):
         return None
     return int(days[bisect_left(range(len(days)), True, key=works)])
-
-
-def _kept_share(problem: Problem) -> float:
-    """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
-    when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
-    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
-    discounts of 50 %), no share is left to bound by and the bounds are off."""
-    return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100
 
 
 def _units(dollars: np.ndarray, unit: int) -> np.ndarray:

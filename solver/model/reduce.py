@@ -23,7 +23,10 @@ those of that point:
 
 Quotes are examined cheapest first against the ones kept so far, so the moves can be made one dropped quote at a
 time in any plan. Rules that name a quote are outside the argument (such quotes are never dropped nor dominators);
-a rule that tests the plan's cost, or lowers it, switches the reduction off.
+a rule that tests the plan's cost switches the reduction off. A rule that lowers it (a discount: a negative
+`add_pct`) leaves R1 only: R1 prices each quote's plan with the rules' percentages term by term as the model does,
+so its comparison is the model's; the moves of R2 and R3 compare per-node prices in dollars, which a discount taken
+per quote and rounded up in the model's unit can leave a unit out of order.
 
 With `policy.deadline_confidence` only R1 is used: each quote's lateness is its own scenario draw, so a quote better
 on p50 and p90 can still miss the confidence, and nodes cannot be moved between quotes (R2, R3). A plan that uses
@@ -62,20 +65,27 @@ def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[st
                 every_limit: bool = True, chance: "ChanceModel | None" = None,
                 among: "tuple[Quote, ...] | None" = None, alone_exact: bool = False) -> "PointReducer | None":
     """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
-    a rule that tests the plan's cost, a rule that can lower it, a deadline confidence where R1 does not apply.
+    a rule that tests the plan's cost, a deadline confidence or a discount where R1 does not apply.
     `among` limits it to some of the option's quotes, when the model has no others (the rest cannot be used at any
     of its points): the argument then holds for the problem with those quotes alone, whose plans are the model's.
     `alone_exact`: an explanation model solved under groups that enforce everything R1 relies on (`r1_holds`), so R1
     applies to it as to optimisation."""
     rules = problem.spec.rules
     quotes = o.quotes if among is None else among
-    if len(quotes) < 2 or any(r.when.cost is not None for r in rules) or \
-            any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in rules):
+    if len(quotes) < 2 or any(r.when.cost is not None for r in rules):
         return None
-    if chance is not None and not (every_limit and problem.spec.policy.max_fabrics == 1 and o.mode != "buy"):
+    alone = problem.spec.policy.max_fabrics == 1 and o.mode != "buy"
+    if chance is not None and not (every_limit and alone):
         return None
+    if discounted(problem) and not ((every_limit or alone_exact) and alone):
+        return None   # R1 alone is left, and it does not hold here
     return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes, chance=chance,
                         alone_exact=alone_exact)
+
+
+def discounted(problem: Problem) -> bool:
+    """Whether a rule can lower a plan's cost (a negative `add_pct`): then only R1 is used (module docstring)."""
+    return any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in problem.spec.rules)
 
 
 def r1_holds(problem: Problem, o: Option, active: "frozenset[str]") -> bool:
@@ -121,6 +131,8 @@ class PointReducer:
         self.least = np.array([q.min_nodes for q in qs])
         self.alone = np.array([fabric_count[q.fabric_id] == 1 for q in qs])
         self.exact = (every_limit or alone_exact) and spec.policy.max_fabrics == 1 and o.mode != "buy"
+        self.moves = chance is None and not discounted(problem)
+        """Whether R2 and R3 (moving nodes between quotes) apply: not under a deadline confidence or a discount."""
         self.slip_margin = _largest_premium(problem, o, every_limit, self.quotes)
         self._slips: dict[int, np.ndarray] = {}
         self._offer: _Offers | None = None
@@ -206,7 +218,7 @@ class PointReducer:
         gone = np.zeros(len(self.quotes), dtype=bool)
         if self.exact:
             gone = self._alone_pareto(pt, cost, cash)
-        if self.chance is None:
+        if self.moves:
             gone |= self._covered_at(pt, cost, cash, gone)
         return np.flatnonzero(~gone)
 

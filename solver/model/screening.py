@@ -75,11 +75,30 @@ class ScreenFindings:
     excluded: dict[tuple[str, int], bool]
 
 
-def costs_can_fall(problem: Problem) -> bool:
-    """A rule with a negative `add_pct` can make a plan cost less than its lines: then the screen's budget reasons
-    are not valid proofs and are switched off (the point bounds take the discounts off their results instead,
-    `Bounds.kept`)."""
-    return any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in problem.spec.rules)
+def kept_share(problem: Problem) -> float:
+    """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
+    when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
+    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
+    discounts of 50 %), no share is left to bound by: the point bounds and the screen's budget reasons on cost are
+    then off."""
+    return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100
+
+
+def budget_line(problem: Problem) -> float | None:
+    """What the budget reasons compare a point's undiscounted lines (fixed + its fill) with, in dollars; None when
+    there is no budget or nothing to bound by.
+
+    A rule's `add_pct` changes cost only, never cash (`builder._add_pct`), so a cash budget is its own line. A
+    discount lowers a plan's cost to no less than `kept_share` × its lines (each discount adds its percentage of them
+    once; the model rounds every term up), so a plan whose lines exceed budget / kept costs more than the budget:
+    the line of a cost budget is budget / kept, the budget itself without a discount."""
+    budget = problem.spec.budget
+    if budget.max_usd is None:
+        return None
+    if budget.applies_to == "cash":
+        return budget.max_usd
+    kept = kept_share(problem)
+    return budget.max_usd / kept if kept > 0 else None
 
 
 class Screen:
@@ -88,7 +107,8 @@ class Screen:
     def __init__(self, problem: Problem, universe: Universe) -> None:
         self.problem = problem
         self.universe = universe
-        self.budget_exact = problem.spec.budget.max_usd is not None and not costs_can_fall(problem)
+        self.budget_line = budget_line(problem)
+        """The dollars a point's undiscounted lines are held to by its budget reasons (`budget_line`); None: none."""
         self._facts: dict[str, OptionFacts] = {}
         self._tables: dict[str, QuoteTable] = {}
         self._violations: dict[tuple[str, int], Reasons] = {}
@@ -150,7 +170,7 @@ class Screen:
             return local
         if local and not capacitated:
             return local  # excluded already: spare pricing the point
-        out = local + self._budget(pt, capacitated) if self.budget_exact else local
+        out = local + self._budget(pt, capacitated) if self.budget_line is not None else local
         if capacitated:
             self._violations[pt.key] = out
         return out
@@ -259,14 +279,14 @@ class Screen:
         return got
 
     def _budget(self, pt: Point, capacitated: bool) -> Reasons:
-        budget = self.problem.spec.budget
-        assert budget.max_usd is not None
-        cash = budget.applies_to == "cash"
+        line = self.budget_line
+        assert line is not None
+        cash = self.problem.spec.budget.applies_to == "cash"
         fixed = pt.fixed.total_cash if cash else pt.fixed.total_cost
-        if fixed + pt.n * pt.per_node.extreme(cash, min) > budget.max_usd:
+        if fixed + pt.n * pt.per_node.extreme(cash, min) > line:
             return [frozenset({"budget.max_usd"})]
         if len(pt.option.quotes) > 1 and capacitated:
-            return self._capacitated_budget(pt, fixed, cash, budget.max_usd)
+            return self._capacitated_budget(pt, fixed, cash, line)
         return []
 
     def _capacitated_budget(self, pt: Point, fixed: float, cash: bool, limit: float) -> Reasons:
