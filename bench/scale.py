@@ -19,7 +19,9 @@ searches, so quote times from a run without `--pss`. (Until 2026-12-03 a case ca
 process of its own: that process then collected garbage and tore the interpreter down, which the `plan` script
 skips, 0.5–0.6 s more at 1,000 quotes than the command a user runs.) Cases:
 
-- base: as written; deadline: `schedule.deadline=2027-03-01`; budget-20M / budget-5M: `budget.max_usd`.
+- base: as written; deadline: `schedule.deadline=2027-03-01`; budget-20M / budget-5M: `budget.max_usd`;
+  deadline-infeasible: `schedule.deadline=2027-01-20`; discount / discount-5M: a −10 % rule on rented capacity
+  (`add_pct`), alone and with the $5M budget (these three only with `--cases`).
 
 `--formats yaml,json` runs each case on the quotes written as YAML and as JSON (`*.json`, read by the json module).
 `--sources` keeps each copy's bundled `source` text (100–300 characters) instead of a short fixed one: PyYAML's
@@ -50,8 +52,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from risk import catalog_shaped_quotes  # noqa: E402
 
+DISCOUNT = "rules=[{name: rebate, when: {mode: cloud}, then: {add_pct: -10}}]"
 CASES = {"base": [], "deadline": ["schedule.deadline=2027-03-01"], "budget-20M": ["budget.max_usd=20M"],
-         "budget-5M": ["budget.max_usd=5M"]}
+         "budget-5M": ["budget.max_usd=5M"], "deadline-infeasible": ["schedule.deadline=2027-01-20"],
+         "discount": [DISCOUNT], "discount-5M": [DISCOUNT, "budget.max_usd=5M"]}
+DEFAULT_CASES = "base,deadline,budget-20M,budget-5M"
+"""The issue's four cases; the others (an infeasible deadline, a 10 % rebate on rented capacity alone and with the
+$5M budget) on request with `--cases`."""
 
 def _tree_pss_kb(pid: int) -> int:
     """Proportional set size of a process and its descendants, in kB (0 where /proc cannot tell)."""
@@ -114,7 +121,7 @@ def compile_package() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=DEFAULT_CASES, help=f"of {', '.join(CASES)}")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds before a case is killed")
     ap.add_argument("--formats", default="yaml", help="yaml, json or yaml,json: how the quotes are written")
     ap.add_argument("--processes", type=int, default=None, help="passed to plan solve (default: its own)")

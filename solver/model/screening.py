@@ -368,7 +368,8 @@ class Screen:
             got = self._tables[o.id] = QuoteTable(
                 [q.id for q in qs], rank, np.array([option_quote_ready(q, o, a) for q in qs], dtype=np.int64),
                 np.array([q.max_nodes for q in qs], dtype=np.int64), np.array([code[q.fabric_id] for q in qs]),
-                fabrics, price_table(o), [capacity_group(q.id) for q in qs], len(fabrics) == len(qs))
+                fabrics, price_table(o), [capacity_group(q.id) for q in qs], len(fabrics) == len(qs),
+                np.array([q.kind == "estimate" for q in qs], dtype=bool))
         return got
 
     @staticmethod
@@ -469,8 +470,8 @@ class Screen:
 @dataclass(frozen=True)
 class QuoteTable:
     """An option's quotes as arrays, in the option's order (`Screen.table`): ids and their sorted rank, ready day,
-    capacity, fabric (a code into `fabrics`, sorted), prices, capacity groups, and whether every quote is alone on
-    its fabric."""
+    capacity, fabric (a code into `fabrics`, sorted), prices, capacity groups, whether every quote is alone on its
+    fabric, and which are estimates."""
 
     ids: list[str]
     id_rank: np.ndarray
@@ -481,6 +482,7 @@ class QuoteTable:
     prices: PriceTable
     cap_groups: list[str]
     distinct_fabrics: bool
+    estimate: np.ndarray | None = None
 
 
 def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
