@@ -68,15 +68,20 @@ def test_budget_reasons_under_a_discount_agree_with_cpsat(tmp_path: Path, case: 
         b = build(p, sub, ctx.screen, ctx.unit, guard="assume")
         pts = [pt for o in sub.options for pt in o.points if pt.workable]
         band = [pt for pt in pts if limit < lines(pt) <= limit / kept]
-        for pt in rnd.sample(band, min(4, len(band))) + rnd.sample(pts, min(2, len(pts))):
-            i = next(k for k, q in enumerate(b.points) if q.key == pt.key)
-            for item in ctx.screen.violations(pt):
-                b.model.clear_objective()
-                b.model.clear_assumptions()
-                b.model.add_assumptions([b.z[i]] + [b.lits[g] for g in item if g in b.lits])
-                status = ctx.engine.solve(b.model, label="item", presolve=False).status
-                b.model.clear_assumptions()
-                assert status == INFEASIBLE, (pair, pt.n, sorted(item))
+        _each_reason_excludes(ctx, b, pair, rnd.sample(band, min(4, len(band))) + rnd.sample(pts, min(2, len(pts))))
+
+
+def _each_reason_excludes(ctx: Any, b: Any, pair: str, pts: list[Any]) -> None:
+    """Each point-local reason of each of `pts`, assumed with the point forced, leaves the pair's model `b` no plan."""
+    for pt in pts:
+        i = next(k for k, q in enumerate(b.points) if q.key == pt.key)
+        for item in ctx.screen.violations(pt):
+            b.model.clear_objective()
+            b.model.clear_assumptions()
+            b.model.add_assumptions([b.z[i]] + [b.lits[g] for g in item if g in b.lits])
+            status = ctx.engine.solve(b.model, label="item", presolve=False).status
+            b.model.clear_assumptions()
+            assert status == INFEASIBLE, (pair, pt.n, sorted(item))
 
 
 def _reasons_and_witnesses_agree(problem: dict[str, Any], quotes: list[Any], tmp_path: Path, rnd: Any) -> None:
@@ -88,15 +93,7 @@ def _reasons_and_witnesses_agree(problem: dict[str, Any], quotes: list[Any], tmp
         sub = ctx.universe.subset(pair)
         b = build(p, sub, ctx.screen, ctx.unit, guard="assume")
         pts = [pt for o in sub.options for pt in o.points if pt.workable]
-        for pt in rnd.sample(pts, min(4, len(pts))):
-            i = next(k for k, q in enumerate(b.points) if q.key == pt.key)
-            for item in ctx.screen.violations(pt):
-                b.model.clear_objective()
-                b.model.clear_assumptions()
-                b.model.add_assumptions([b.z[i]] + [b.lits[g] for g in item if g in b.lits])
-                status = ctx.engine.solve(b.model, label="item", presolve=False).status
-                b.model.clear_assumptions()
-                assert status == INFEASIBLE, (pair, pt.n, sorted(item))
+        _each_reason_excludes(ctx, b, pair, rnd.sample(pts, min(4, len(pts))))
         oracle = PairOracle(ctx, pairs=[pair])
         groups = sorted(oracle.model(pair).lits)
         for _ in range(4):
