@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..estimate.options import Point, Universe
+from ..estimate.options import Option, Point, Universe
 from ..inputs.problem import Problem
 from ..model.builder import Built, build
 from ..model.groups import capacity_group, capacity_quote, rank
@@ -626,7 +626,7 @@ class PairOracle:
         fabric_only = self.problem.spec.policy.max_fabrics == 1 and "policy.max_fabrics" in act
         others: dict[str, tuple[bool, int | None]] = {}
 
-        def held_by_others(o: Any) -> tuple[bool, int | None]:
+        def held_by_others(o: Option) -> tuple[bool, int | None]:
             """(whether the option has the quote, what its other quotes hold: None when not all are capped)."""
             if o.id not in others:
                 rest = [q for q in o.quotes if q.id != qid]
