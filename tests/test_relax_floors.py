@@ -27,13 +27,13 @@ EXAMPLES = int(os.environ.get("PLAN_PROPERTY_EXAMPLES", "20"))
 def _least_at_points(oracle: PairOracle, active: list[str], quantity: Callable[[Built], Any],
                      floor: Callable[[Any], int], rnd: Any) -> int:
     """Assert floor(pt) <= the least quantity of any plan at pt (the pair's full model, the point forced, `active`
-    assumed) at the points with a positive floor and a few others; the number of points with a plan checked."""
+    assumed) at points whose floor says something (not 0) and a few others; the number of points with a plan checked."""
     ctx = oracle.ctx
     checked = 0
     for pair in oracle.items:
         b = oracle.model(pair)
         pts = [(i, pt) for i, pt in enumerate(b.points) if pt.workable]
-        raised = [(i, pt) for i, pt in pts if floor(pt) > min(0, floor(pt))]
+        raised = [(i, pt) for i, pt in pts if floor(pt) != 0]
         for i, pt in raised[:6] + rnd.sample(pts, min(3, len(pts))):
             got = _minimize_in(ctx, b, [b.lits[g] for g in active if g in b.lits] + [b.z[i]], quantity, None,
                                f"{pair}-at-{pt.n}", shared=True)

@@ -337,7 +337,7 @@ def test_fabric_fills_where_fabrics_are_shared_are_the_quote_by_quote_ones() -> 
         table = QuoteTable(ids, np.arange(m), np.zeros(m, dtype=np.int64), cap,
                            np.array([fabrics.index(f) for f in fabric_of]), fabrics,
                            PriceTable(per, [], np.zeros(m, dtype=np.int64)),
-                           [f"quotes.{q}.max_nodes" for q in ids], len(fabrics) == m)
+                           [f"quotes.{q}.max_nodes" for q in ids], len(fabrics) == m, np.zeros(m, dtype=bool))
         order = np.lexsort((np.arange(m), per))
         n, fixed = rnd.randint(1, 15), rnd.choice([0.0, 1.5])
         base = frozenset(rnd.choice([(), ("schedule.deadline",)]))

@@ -44,7 +44,6 @@ def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
         # thousands of quotes at a time rather than one by one (2,400 witnesses of a 10,000-quote conflict search
         # asked 6.7 million ready days).
         table = ctx.screen.table(o)
-        assert table.estimate is not None
         floor = np.maximum(table.ready, max(o.ready_day, earliest))
         allowed = ~table.estimate if no_estimates else np.ones(len(o.quotes), dtype=bool)
         for pt in o.points:

@@ -47,9 +47,9 @@ from ..inputs.rules import adjustments, delay_days, rule_group
 from ..inputs.spec import Adjust
 from .arrays import distinct
 from .groups import capacity_group
-from .money import floor_units, units
+from .money import floor_units, kept_share, units
 from .objective import objective
-from .screening import Screen, kept_share
+from .screening import Screen
 from .timing import slip_units, timing
 
 

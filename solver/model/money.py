@@ -11,9 +11,13 @@ exact dollars recomputed by the independent checker.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..estimate.options import Universe
+
+if TYPE_CHECKING:
+    from ..inputs.problem import Problem
 
 COARSE_UNIT = 1000
 """Dollars per money unit for problems of $1M and more."""
@@ -64,3 +68,12 @@ def units(dollars: float, unit: int) -> int:
 def floor_units(dollars: float, unit: int) -> int:
     """A limit in money units: the largest whole number of units not above `dollars` (a budget is never exceeded)."""
     return int(math.floor(dollars / unit + 1e-9))
+
+
+def kept_share(problem: "Problem") -> float:
+    """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
+    when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
+    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
+    discounts of 50 %), no share is left to bound by: the point bounds and the screen's budget reasons on cost are
+    then off."""
+    return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100

@@ -52,7 +52,7 @@ from ..estimate.options import Option, Point, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
 from .groups import capacity_group
-from .money import COARSE_UNIT
+from .money import COARSE_UNIT, kept_share
 from .prices import price_table
 from .timing import Timing, candidates, delay_sums, rule_delays, slip_column, slip_units, timing, wait_of
 
@@ -85,7 +85,7 @@ def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[st
 
 def discounted(problem: Problem) -> bool:
     """Whether a rule can lower a plan's cost (a negative `add_pct`): then only R1 is used (module docstring)."""
-    return any(not isinstance(r.then, str) and (r.then.add_pct or 0) < 0 for r in problem.spec.rules)
+    return kept_share(problem) < 1.0
 
 
 def r1_holds(problem: Problem, o: Option, active: "frozenset[str]") -> bool:

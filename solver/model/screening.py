@@ -25,6 +25,7 @@ from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_g
 from ..inputs.spec import ProblemSpec, Rule
 from .arrays import distinct
 from .groups import capacity_group
+from .money import kept_share
 from .prices import PriceTable, price_table
 from .reduce import PointReducer, reducer_for
 
@@ -73,15 +74,6 @@ class ScreenFindings:
     local: dict[tuple[str, int], Reasons]
     violations: dict[tuple[str, int], Reasons]
     excluded: dict[tuple[str, int], bool]
-
-
-def kept_share(problem: Problem) -> float:
-    """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
-    when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
-    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
-    discounts of 50 %), no share is left to bound by: the point bounds and the screen's budget reasons on cost are
-    then off."""
-    return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100
 
 
 def budget_line(problem: Problem) -> float | None:
@@ -482,7 +474,7 @@ class QuoteTable:
     prices: PriceTable
     cap_groups: list[str]
     distinct_fabrics: bool
-    estimate: np.ndarray | None = None
+    estimate: np.ndarray
 
 
 def _prefix_runs(rows: tuple[tuple[int, str, int, str], ...]) -> tuple[list[int], list[int]]:
