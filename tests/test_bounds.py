@@ -11,6 +11,7 @@ enumerates every point and every split of its nodes without any bound:
 
 from __future__ import annotations
 
+import itertools
 import math
 import tempfile
 from pathlib import Path
@@ -238,6 +239,74 @@ def test_bounded_feasibility_under_a_forcing_is_the_full_models(problem: dict[st
                 assert bounded == full, (target.id, qid, active, bounded, full)
     finally:
         bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+
+
+@settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), extra_quotes(), st.integers(min_value=0, max_value=10_000))
+def test_pair_status_without_forcing_is_the_full_models(problem: dict[str, Any],
+                                                         quotes: list[dict[str, Any]], pick: int) -> None:
+    """The conflict search's oracle (no forcing) decides a pair by its cover, a plan written down or a model of
+    only the points and quotes its bounds leave (`PairOracle._bounded_status`): on random problems, its answer,
+    and the bounded model's alone, equal the pair's full model's under the groups asked (all, all but the pair's
+    own capacities, all but other pairs', all but the budget, all but the deadline, none). The memo's key is
+    tested where its staleness would show (`test_pair_status_follows_its_own_capacities_and_not_others`)."""
+    from solver.model.groups import capacity_quote
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            ctx, options = _workable_options(problem, quotes, d)
+            if not options:
+                return
+            oracle = PairOracle(ctx)
+            groups = oracle.all_groups()
+            pairs = sorted({o.pair for o in options})
+            for pair in [pairs[(pick + k) % len(pairs)] for k in range(min(2, len(pairs)))]:
+                mine = {q.id for o in ctx.universe.subset(pair).options for q in o.quotes}
+                own = [g for g in groups if capacity_quote(g) in mine]
+                other = [g for g in groups if capacity_quote(g) not in (None, *mine)]
+                for active in (groups, [g for g in groups if g not in own], [g for g in groups if g not in other],
+                               [g for g in groups if g != "budget.max_usd"],
+                               [g for g in groups if g != "schedule.deadline"], []):
+                    full = _full_status(oracle, pair, active)
+                    assert oracle.pair_status(pair, active) == full, (pair, active, full)
+                    assert oracle._bounded_status(pair, set(active)) == full, (pair, active, full)
+    finally:
+        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+
+
+def test_pair_status_follows_its_own_capacities_and_not_others() -> None:
+    """The oracle keeps each pair's answers under the groups that touch it (`PairOracle._key`). On the bundled
+    problem with a 0.99 deadline confidence only some capacity can meet (rules off), a rented pair is
+    asked under every subset of its own quotes' capacities, the deadline, its confidence and the budget, with one
+    oracle, so that later questions meet the answers of earlier ones; every answer, and that of the model of the
+    points its bounds leave alone (`PairOracle._bounded_status`), equals the pair's full model's.
+    The questions the cover does not settle must get both answers, or a key that dropped the pair's own
+    capacities could not be caught; and the same questions with every other pair's capacity dropped too must get
+    the same answers."""
+    from solver.model.groups import capacity_quote
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml",
+                           ["rules=[]", "policy.deadline_confidence=0.99", "schedule.deadline=2027-04-01"])
+    ctx = prepare(problem, SolveSettings(processes=1))
+    oracle = PairOracle(ctx)
+    groups = oracle.all_groups()
+    for pair in ("h200/cloud",):
+        mine = {q.id for o in ctx.universe.subset(pair).options for q in o.quotes}
+        own = [g for g in groups if capacity_quote(g) in mine]
+        other = {g for g in groups if capacity_quote(g) not in (None, *mine)}
+        assert own and other
+        varied = own + ["schedule.deadline", "policy.deadline_confidence", "budget.max_usd"]
+        uncovered = set()
+        for r in range(len(varied) + 1):
+            for dropped in itertools.combinations(varied, r):
+                active = [g for g in groups if g not in dropped]
+                got = oracle.pair_status(pair, active)
+                assert got == _full_status(oracle, pair, active), (pair, dropped, got)
+                assert oracle._bounded_status(pair, set(active)) == got, (pair, dropped, got)
+                assert oracle.pair_status(pair, [g for g in active if g not in other]) == got, (pair, dropped)
+                if not oracle.covered(pair, set(active)):
+                    uncovered.add(got)
+        assert uncovered == {"feasible", "infeasible"}, (pair, uncovered)
 
 
 def test_price_templates_match_the_cost_functions() -> None:

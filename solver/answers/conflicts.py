@@ -345,10 +345,21 @@ class PairOracle:
         self._lows: dict[tuple[str, frozenset[str]], list[tuple[int, Point, tuple[int, int, int]]]] = {}
         self._bounded_memo: dict[tuple[str, frozenset[str]], str] = {}
         self._floors: dict[tuple[str, int], list[tuple[int, int, Point]]] = {}
+        self._capacities: dict[str, frozenset[str]] = {}
+        """Per pair, the capacity groups of its options' quotes: the only ones that touch its plans (`_key`)."""
         for pair in (pairs if pairs is not None else ctx.universe.pairs()):
             sub = ctx.universe.subset(pair)
             self.items[pair] = list(dict.fromkeys(tuple(ctx.screen.violations(pt)) for o in sub.options
                                                   for pt in o.points if pt.workable))
+            self._capacities[pair] = frozenset(capacity_group(q.id) for o in sub.options for q in o.quotes)
+        self._every_capacity = frozenset().union(*self._capacities.values())
+
+    def _key(self, pair: str, act: set[str]) -> tuple[str, frozenset[str]]:
+        """(pair, the groups of `act` that can change its answers): all but the capacity groups of other pairs'
+        quotes, which have no variable in its model, no place in its point bounds and no reason at its points. A
+        deadline's conflict at 10,000 quotes holds some 800 capacities of four pairs' quotes; the search varies
+        them, and each pair's answers repeat under every variation of the others'."""
+        return pair, (frozenset(act) - self._every_capacity) | (self._capacities[pair] & act)
 
     def model(self, pair: str) -> Built:
         if pair not in self.models:
@@ -407,11 +418,11 @@ class PairOracle:
         left without the budget); None otherwise. Not for elastic models, whose slacks make the limits soft."""
         if self.elastic:
             return None
-        key = (pair, frozenset(act))
+        key = self._key(pair, act)
         if key not in self.quick:
-            sub = self.universe.subset(pair)
-            self.quick[key] = INFEASIBLE if _items_cover(self.ctx, sub, act) else \
-                FEASIBLE if (forced := self._witness_universe(sub)) is not None and witness(self.ctx, forced, act) \
+            sub, mine = self.universe.subset(pair), set(key[1])
+            self.quick[key] = INFEASIBLE if _items_cover(self.ctx, sub, mine) else \
+                FEASIBLE if (forced := self._witness_universe(sub)) is not None and witness(self.ctx, forced, mine) \
                 else None
         return self.quick[key]
 
@@ -444,7 +455,7 @@ class PairOracle:
         quick = self._quick(pair, act)
         if quick is not None:
             return quick
-        if self.forced_fn is not None and not self.elastic and self.ctx.bounds.sound:
+        if not self.elastic and self.ctx.bounds.sound:
             return self._bounded_status(pair, act)
         b = self.model(pair)
         key = (pair, frozenset(act & set(b.lits)))
@@ -465,14 +476,17 @@ class PairOracle:
         return st
 
     def _bounded_status(self, pair: str, act: set[str]) -> str:
-        """The pair's status under a forcing from a model of only the points that can have a plan under `act` (their
+        """The pair's status under `act` from a model of only the points that can have a plan under `act` (their
         point bounds, `_lower_bounds`) and, at each, only the quotes a plan there can use (`Bounds.usable`): the same
-        plans as the pair's full model, which with a marketplace catalog is far bigger (at 10,000 quotes a why-not's
-        conflict search built three of them in 83 s). Forcing only removes plans, so the bounds hold under it. With
-        the budget active the least budgeted quantity decides first (`_status_by_budget`). A search the time limit
-        stops is `unknown` (counted in `undecided`): the full model has the same plans and more to search, so it is
-        not tried (at 1,000 quotes, a $12M budget, one such check took 158 s there and was undecided too)."""
-        key = (pair, frozenset(act))
+        plans as the pair's full model, which with a marketplace catalog is far bigger. At 10,000 quotes the full
+        models of three rented pairs took 17-28 s each to build (the presolve over every point and quote), for an
+        infeasible deadline's conflict search as for a why-not's; the model of the points a deadline leaves has
+        a few quotes at a few points. Forcing only removes plans, so the bounds hold under it. With the budget
+        active the least budgeted quantity decides first (`_status_by_budget`). The groups' literals are fixed, not
+        assumed, for the reason `_decide` gives. A search the time limit stops is `unknown` (counted in
+        `undecided`): the full model has the same plans and more to search, so it is not tried (at 1,000 quotes, a
+        $12M budget, one such check took 158 s there and was undecided too)."""
+        key = self._key(pair, act)
         if key not in self._bounded_memo:
             lows = self._lower_bounds(pair, act)
             st = INFEASIBLE if not lows else self._status_by_budget(pair, act)
@@ -481,8 +495,8 @@ class PairOracle:
                           keep={pt.key for _k, pt, _low in lows}, cuts=self.ctx.cuts.get(pair, ()),
                           protect=self.protect, usable=lambda pt: self.ctx.bounds.usable(pt, act),
                           active=frozenset(act))
-                assert self.forced_fn is not None
-                b.model.add_assumptions([b.lits[g] for g in act if g in b.lits] + self.forced_fn(b))
+                forced = self.forced_fn(b) if self.forced_fn is not None else []
+                b.model.add_bool_and([b.lits[g] for g in act if g in b.lits] + forced)
                 st = self.ctx.engine.solve(b.model, label=f"{pair}-feasible-bounded").status
                 st = FEASIBLE if st in (OPTIMAL, FEASIBLE) else st
                 if st == UNKNOWN:
@@ -646,7 +660,7 @@ class PairOracle:
         """(position, point, its bounds) of the pair's workable points that have a plan by their bounds under `act`
         and no point-local reason within it; kept per (pair, groups): a relaxation minimises its quantity and then
         the cost under the same groups."""
-        key = (pair, frozenset(act))
+        key = self._key(pair, act)
         got = self._lows.get(key)
         if got is None:
             got = []
