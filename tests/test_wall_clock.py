@@ -88,3 +88,83 @@ def test_sweep_refuses_a_wall_clock_and_model_dumps(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["sweep", str(DATACENTER), "--set-grid", "budget.max_usd=20M", "--debug-model",
                                   str(tmp_path / "m")])
     assert r.exit_code == 2 and "not for plan sweep" in r.output and "Traceback" not in r.output, r.output
+
+
+TIGHT = ["rules=[]", "schedule.deadline=2027-01-20"]
+"""The bundled problem with a deadline only more capacity could meet: infeasible, its conflict a dozen groups."""
+
+
+@pytest.fixture(scope="module")
+def unstopped_conflict() -> list[str]:
+    from solver.answers.report import explained
+    problem = load_problem(DATACENTER, TIGHT)
+    ctx = prepare(problem, SolveSettings(processes=1))
+    result = explained(ctx, solve_problem(problem, ctx.settings, ctx))
+    assert result.status == "infeasible" and result.explanation is not None and result.explanation["proven"]
+    return list(result.explanation["conflict"])
+
+
+@pytest.mark.parametrize("checks", [0, 1, 4])
+def test_an_explanation_the_clock_stops_is_a_true_conflict_never_called_minimal(
+        checks: int, unstopped_conflict: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--max-seconds` running out in the conflict search (after `checks` feasibility checks; the clock is moved
+    past the deadline there) ends it at once: the conflict is the infeasible set the search started from — it holds
+    the minimal conflict of the unstopped run and has no plan (asked again without a clock) — and it is not called
+    minimal; no way out is searched or denied; the result says what stopped it. Before, each later check came back
+    undecided and the search went on group by group: at 10,000 quotes under --max-seconds 5, 300 s and 1.9 GB."""
+    import dataclasses
+
+    from solver.answers import conflicts as conflicts_mod
+    from solver.answers.conflicts import PairOracle
+    from solver.answers.report import explained
+    from solver.render.text import render_explanation
+    problem = load_problem(DATACENTER, TIGHT)
+    settings = SolveSettings(wall_deadline=time.monotonic() + 1000.0, max_seconds=5.0, processes=1)
+    ctx = prepare(problem, settings)
+    result = solve_problem(problem, settings, ctx)
+    assert result.status == "infeasible" and not ctx.engine.out_of_time
+    asked = [0]
+    status = conflicts_mod.PairOracle.status
+
+    def counted(self: Any, active: list[str]) -> str:
+        if asked[0] >= checks:
+            ctx.engine.limits = dataclasses.replace(ctx.engine.limits, wall_deadline=time.monotonic() - 1.0)
+        asked[0] += 1
+        return status(self, active)
+    monkeypatch.setattr(conflicts_mod.PairOracle, "status", counted)
+    stopped = explained(ctx, result)
+    monkeypatch.undo()
+    expl = stopped.explanation
+    assert expl is not None and stopped.stopped_by == "--max-seconds 5"
+    assert expl["proven"] is False and expl["stopped_by"] == "--max-seconds 5"
+    assert expl["relaxations"] == [] and expl["alternatives"] == [] and expl["combined"] is None
+    conflict = expl["conflict"]
+    assert set(unstopped_conflict) <= set(conflict) and len(conflict) > len(unstopped_conflict)
+    fresh = prepare(problem, SolveSettings(processes=1))
+    assert PairOracle(fresh).status(conflict) == "infeasible"
+    text = render_explanation(expl)
+    assert "NOT proven minimal: --max-seconds 5 stopped the search" in text
+    assert "No single change" not in text and "minimal: dropping any one" not in text
+
+
+@pytest.mark.parametrize("allowed", [0, 1, 3, 8, 10, 100])
+def test_a_stopped_deletion_keeps_every_group_it_did_not_get_to(allowed: int) -> None:
+    """`deletion_filter` on a problem whose only conflict is {b, e}, with undecided checks (any three groups
+    without it: QuickXplain's first), so that the one-by-one deletion runs after QuickXplain's 8 checks: stopped
+    after `allowed` checks (in QuickXplain, at its end, within the deletion) it asks nothing more, keeps a superset
+    of {b, e}, and does not call it proven; never stopped (100), the deletion finds {b, e}."""
+    from solver.answers.conflicts import deletion_filter
+    groups = list("abcdef")
+    asked = [0]
+
+    def status(active: list[str]) -> str:
+        asked[0] += 1
+        assert asked[0] <= allowed, "asked after the stop"
+        return "infeasible" if {"b", "e"} <= set(active) else "unknown" if len(active) == 3 else "feasible"
+
+    found = deletion_filter(status, groups, None, stop=lambda: asked[0] >= allowed)
+    assert {"b", "e"} <= set(found.groups)
+    if allowed == 100:
+        assert set(found.groups) == {"b", "e"}
+    else:
+        assert not found.proven

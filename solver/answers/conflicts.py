@@ -244,7 +244,7 @@ def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None
         return made[0]
 
     if cover is not None:
-        return _shrunk(ctx, sub, forced_model, cover)
+        return _shrunk(ctx, sub, forced_model, cover, _pair_status_of(ctx, sub) if forced is None else None)
     b, lits = forced_model()
     core = minimal_conflict(ctx, b, lits, shown=(lambda act: witness(ctx, sub, act)) if forced is None else None)
     if core is None:
@@ -256,20 +256,50 @@ def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None
     return core
 
 
-def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str]) -> Conflict:
+def _pair_status_of(ctx: Context, sub: Universe) -> Callable[[set[str]], str] | None:
+    """When `sub` is one whole pair and the bounds are sound: its status under a set of groups from the model of only
+    the points and quotes the bounds leave (`PairOracle._bounded_status`, the same answer as its full model's). A
+    full model of a rented pair at 100,000 quotes took minutes to build for a cover's one undecided removal."""
+    pairs = {o.pair for o in sub.options}
+    if len(pairs) != 1 or not ctx.bounds.sound:
+        return None
+    pair = next(iter(pairs))
+    if len(ctx.universe.subset(pair).options) != len(sub.options):
+        return None
+    oracle: list[PairOracle] = []
+
+    def status(active: set[str]) -> str:
+        if not oracle:
+            oracle.append(PairOracle(ctx, pairs=[pair]))
+        return oracle[0]._bounded_status(pair, active)
+    return status
+
+
+def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str],
+            status: Callable[[set[str]], str] | None = None) -> Conflict:
     """A point-local cover made minimal: each group (the quotes' capacities as one unit, `_units`) whose removal
     the model still finds infeasible is dropped
     (feasibility is monotone, so what is kept was needed when tested and stays needed). The cover is minimal among
     point-local proofs already; a reason that spans points (capacity shared by node counts, budget across quotes)
-    can make a group of it redundant, which only a solve shows."""
+    can make a group of it redundant, which only a solve shows — `status` (`_pair_status_of`) when given, else the
+    forced model. Once `--max-seconds` is spent the groups not yet tried stay, and minimality is not claimed."""
     core = list(cover)
     proven = True
     for unit in reversed(_units(sorted(cover, key=rank))):
+        if ctx.engine.spent():
+            return Conflict(tuple(sorted(core, key=rank)), False)
         trial = [h for h in core if h not in unit]
         if not trial or witness(ctx, sub, set(trial)):
             continue
         if _items_cover(ctx, sub, set(trial)):
             core = trial
+            continue
+        if status is not None:
+            st = status(set(trial))
+            if st == INFEASIBLE:
+                core = trial
+            elif st == UNKNOWN:
+                proven = False
             continue
         b, forced = model()
         st = _decide(ctx, b, [b.lits[h] for h in trial if h in b.lits] + forced, "cover-shrink")
@@ -441,6 +471,8 @@ class PairOracle:
         act = set(active)
         unknown = False
         for pair in self.items:
+            if self.ctx.engine.spent():
+                return UNKNOWN
             st = self.pair_status(pair, active, act)
             if st == FEASIBLE:
                 return FEASIBLE
@@ -735,7 +767,8 @@ def _minimize_in(ctx: Context, b: Built, assumptions: list[Any], quantity: Calla
     return Minimum(value, b, out, label)
 
 
-def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed: list[str] | None) -> Conflict:
+def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed: list[str] | None,
+                    stop: Callable[[], bool] | None = None) -> Conflict:
     """Shrink an infeasible set of groups to a minimal one: the *preferred* minimal conflict for the order of
     `groups` (of `seed` when it is infeasible) — the one that deleting each group from last to first, whenever the
     rest stays infeasible, keeps.
@@ -746,13 +779,20 @@ def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed:
     checks), and many are on small sets, quick to decide. Junker proves it returns the same preferred conflict as the
     deletion above when every check is decided. Feasibility is monotone (fewer groups, more plans), so the result
     is minimal. A check the time limit leaves undecided voids that argument: the deletion is then run as such, and a
-    removal it cannot decide keeps its group (the conflict is then not proven minimal)."""
+    removal it cannot decide keeps its group (the conflict is then not proven minimal).
+
+    `stop()` true (`--max-seconds` spent) ends the search at once with the infeasible set it started from, not
+    proven minimal: every further check would be undecided, and deleting one by one over thousands of quote
+    capacities is itself long (an infeasible deadline at 10,000 quotes under --max-seconds 5 ran for 300 s and 1.9 GB
+    before it was killed)."""
     core = seed if seed is not None and status(seed) == INFEASIBLE else list(groups)
     if not core:
         return Conflict((), True)
     undecided = [False]
 
     def infeasible(active: list[str]) -> bool:
+        if stop is not None and stop():
+            raise _Stopped
         st = status(active)
         undecided[0] = undecided[0] or st == UNKNOWN
         return st == INFEASIBLE
@@ -767,18 +807,28 @@ def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed:
         later = preferred(background + first, True, second)
         return preferred(background + later, bool(later), first) + later
 
-    found = preferred([], False, core)
+    try:
+        found = preferred([], False, core)
+    except _Stopped:
+        return Conflict(tuple(core), False)
     if not undecided[0]:
         return Conflict(tuple(found), True)
-    return _delete_one_by_one(status, core)
+    return _delete_one_by_one(status, core, stop)
 
 
-def _delete_one_by_one(status: Callable[[list[str]], str], core: list[str]) -> Conflict:
+class _Stopped(Exception):
+    """The wall clock ended a conflict search (`deletion_filter`'s `stop`)."""
+
+
+def _delete_one_by_one(status: Callable[[list[str]], str], core: list[str],
+                       stop: Callable[[], bool] | None = None) -> Conflict:
     """The deletion `deletion_filter` describes, one check per group, last to first; an undecided removal keeps its
-    group and the result is not proven minimal."""
+    group and the result is not proven minimal. `stop()` true keeps every group not yet tried."""
     proven = True
     i = len(core) - 1
     while i >= 0:
+        if stop is not None and stop():
+            return Conflict(tuple(core), False)
         trial = core[:i] + core[i + 1:]
         st = status(trial)
         if st == INFEASIBLE:

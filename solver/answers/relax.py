@@ -410,7 +410,7 @@ def conflict_of(ctx: Context, oracle: PairOracle | None = None) -> tuple[list[st
         # other group was found needed with memory in force, and the conflict is minimal with memory fixed too.
         cover = [MEMORY, *cover]
     log.info("looking for a minimal conflict among %d constraints", len(groups))
-    found = deletion_filter(oracle.status, groups, cover)
+    found = deletion_filter(oracle.status, groups, cover, stop=ctx.engine.spent)
     return list(found.groups), found.proven and first == "infeasible" and oracle.undecided == 0
 
 
@@ -455,6 +455,14 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
     conflict, proven = found
     detail = [{"group": g, "text": oracle.groups[g].text if g in oracle.groups else reason(g),
                "where": where(ctx.problem, g)} for g in conflict]
+    if ctx.engine.out_of_time:
+        # --max-seconds is spent: every way out would be a search that returns at once with nothing.
+        cut: dict[str, Any] = {"conflict": conflict, "conflict_detail": detail, "relaxations": [], "alternatives": [],
+                               "combined": None, "proven": False,
+                               "stopped_by": f"--max-seconds {ctx.settings.max_seconds:g}"}
+        if "schedule.deadline" in conflict:
+            cut["causes"] = schedule_causes(ctx, sorted(oracle.items))
+        return cut
     relaxations: list[dict[str, Any]] = []
     alternatives: list[dict[str, Any]] = []
     skipped = _quotes_not_relaxed(ctx, conflict)

@@ -421,7 +421,10 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
                      f"the problem asks to {deadline}.")
     if expl.get("conflict"):
         proven = expl.get("proven", True)
+        stopped = expl.get("stopped_by")
         lines.append("Conflict (minimal: dropping any one of these makes the rest feasible):" if proven else
+                     f"Conflict (NOT proven minimal: {stopped} stopped the search before it was shrunk; the smallest "
+                     "changes were not searched either, and the answer may change with more time):" if stopped else
                      "Conflict (NOT proven minimal: the time limit stopped the search; raise --time-limit):")
         lines += _conflict_lines(expl, verbose)
     if expl.get("relaxations"):
@@ -445,7 +448,7 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
             lines.append(f"  {c['group']:<34} {fmt_value(c['from'], c['unit']):>14} -> {fmt_value(c['to'], c['unit'])}")
         lines.append(f"  -> {_plan_brief(comb.get('plan'))}")
     if not expl.get("relaxations") and not drops and not comb and expl.get("conflict") and \
-            not expl.get("quotes_not_relaxed"):
+            not expl.get("quotes_not_relaxed") and not expl.get("stopped_by"):
         lines.append("No single change of these constraints restores feasibility.")
     if causes and deadline:
         lines.append("Earliest finish per option (lead times, memory, site and policy; budget and rules aside):")

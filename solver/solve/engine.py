@@ -95,6 +95,13 @@ class Engine:
             return None
         return max(0.0, self.limits.wall_deadline - time.monotonic())
 
+    def spent(self) -> bool:
+        """Whether the wall-clock deadline has passed (then also `out_of_time`): for the work between CP-SAT calls —
+        an explanation's cover tests and written-down plans — which no solver limit stops."""
+        if self.seconds_left() == 0.0:
+            self.out_of_time = True
+        return self.out_of_time
+
     def solver(self, *, presolve: bool = True, thorough: bool = False) -> cp_model.CpSolver:
         """A solver with the engine's limits. Quick (the default) turns off presolve inclusion, probing and symmetry
         detection and runs one presolve pass, which cost more than they save on the many small solves of a single
