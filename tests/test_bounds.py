@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 import math
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,19 @@ def _workable_options(problem: dict[str, Any], quotes: list[dict[str, Any]], d: 
     """The prepared random problem and its options with a workable point."""
     ctx = prepare(_load(problem, quotes, Path(d)), SolveSettings())
     return ctx, [o for o in ctx.universe.options if any(pt.workable for pt in o.points)]
+
+
+@contextmanager
+def _refined_workable(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> Iterator[tuple[Any, list[Any]]]:
+    """`_workable_options` of the random problem with every option of two quotes or more counted as big, so that the
+    refined bounds and the usable-quote models run on a few random quotes (restored after)."""
+    old = bounds_mod.REFINE_FROM
+    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            yield _workable_options(problem, quotes, d)
+    finally:
+        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
 
 
 def _tweak(problem: dict[str, Any], draw_estimates: bool, discount: bool) -> dict[str, Any]:
@@ -219,26 +234,20 @@ def test_bounded_feasibility_under_a_forcing_is_the_full_models(problem: dict[st
     bounds leave (`PairOracle._bounded_status`): the same status as the pair's full model, under every group, all
     but the budget, all but the deadline, and none."""
     from solver.answers.whynot import forcing
-    old = bounds_mod.REFINE_FROM
-    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            ctx, options = _workable_options(problem, quotes, d)
-            if not options:
-                return
-            target = options[pick % len(options)]
-            dearest = max(target.quotes, key=lambda q: (q.price or 0.0, q.id)) if pick % 2 and target.quotes else None
-            qid = dearest.id if dearest is not None else None
-            oracle = PairOracle(ctx, pairs=[target.pair], forced=forcing([target], qid),
-                                protect=frozenset({qid}) if qid else frozenset())
-            groups = oracle.all_groups()
-            for active in (groups, [g for g in groups if g != "budget.max_usd"],
-                           [g for g in groups if g != "schedule.deadline"], []):
-                bounded = oracle._bounded_status(target.pair, set(active))
-                full = _full_status(oracle, target.pair, active)
-                assert bounded == full, (target.id, qid, active, bounded, full)
-    finally:
-        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+    with _refined_workable(problem, quotes) as (ctx, options):
+        if not options:
+            return
+        target = options[pick % len(options)]
+        dearest = max(target.quotes, key=lambda q: (q.price or 0.0, q.id)) if pick % 2 and target.quotes else None
+        qid = dearest.id if dearest is not None else None
+        oracle = PairOracle(ctx, pairs=[target.pair], forced=forcing([target], qid),
+                            protect=frozenset({qid}) if qid else frozenset())
+        groups = oracle.all_groups()
+        for active in (groups, [g for g in groups if g != "budget.max_usd"],
+                       [g for g in groups if g != "schedule.deadline"], []):
+            bounded = oracle._bounded_status(target.pair, set(active))
+            full = _full_status(oracle, target.pair, active)
+            assert bounded == full, (target.id, qid, active, bounded, full)
 
 
 @settings(max_examples=max(5, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -251,28 +260,22 @@ def test_pair_status_without_forcing_is_the_full_models(problem: dict[str, Any],
     own capacities, all but other pairs', all but the budget, all but the deadline, none). The memo's key is
     tested where its staleness would show (`test_pair_status_follows_its_own_capacities_and_not_others`)."""
     from solver.model.groups import capacity_quote
-    old = bounds_mod.REFINE_FROM
-    bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = 2
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            ctx, options = _workable_options(problem, quotes, d)
-            if not options:
-                return
-            oracle = PairOracle(ctx)
-            groups = oracle.all_groups()
-            pairs = sorted({o.pair for o in options})
-            for pair in [pairs[(pick + k) % len(pairs)] for k in range(min(2, len(pairs)))]:
-                mine = {q.id for o in ctx.universe.subset(pair).options for q in o.quotes}
-                own = [g for g in groups if capacity_quote(g) in mine]
-                other = [g for g in groups if capacity_quote(g) not in (None, *mine)]
-                for active in (groups, [g for g in groups if g not in own], [g for g in groups if g not in other],
-                               [g for g in groups if g != "budget.max_usd"],
-                               [g for g in groups if g != "schedule.deadline"], []):
-                    full = _full_status(oracle, pair, active)
-                    assert oracle.pair_status(pair, active) == full, (pair, active, full)
-                    assert oracle._bounded_status(pair, set(active)) == full, (pair, active, full)
-    finally:
-        bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old
+    with _refined_workable(problem, quotes) as (ctx, options):
+        if not options:
+            return
+        oracle = PairOracle(ctx)
+        groups = oracle.all_groups()
+        pairs = sorted({o.pair for o in options})
+        for pair in [pairs[(pick + k) % len(pairs)] for k in range(min(2, len(pairs)))]:
+            mine = {q.id for o in ctx.universe.subset(pair).options for q in o.quotes}
+            own = [g for g in groups if capacity_quote(g) in mine]
+            other = [g for g in groups if capacity_quote(g) not in (None, *mine)]
+            for active in (groups, [g for g in groups if g not in own], [g for g in groups if g not in other],
+                           [g for g in groups if g != "budget.max_usd"],
+                           [g for g in groups if g != "schedule.deadline"], []):
+                full = _full_status(oracle, pair, active)
+                assert oracle.pair_status(pair, active) == full, (pair, active, full)
+                assert oracle._bounded_status(pair, set(active)) == full, (pair, active, full)
 
 
 def test_pair_status_follows_its_own_capacities_and_not_others() -> None:
