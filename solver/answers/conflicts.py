@@ -19,7 +19,7 @@ import dataclasses
 import heapq
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,7 +310,7 @@ def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[A
     return Conflict(tuple(sorted(core, key=rank)), proven)
 
 
-def _items_cover(ctx: Context, sub: Universe, active: set[str]) -> bool:
+def _items_cover(ctx: Context, sub: Universe, active: AbstractSet[str]) -> bool:
     """Every workable point of `sub` has a point-local reason within `active`, or no plan by its bounds under
     `active` (`Bounds.point_lower`: a relaxation of the model with those groups, so None there is a proof — the
     budget against the fills of the quotes ready in time, a capacity short of n): no plan, proven without a solve."""
@@ -450,7 +450,7 @@ class PairOracle:
             return None
         key = self._key(pair, act)
         if key not in self.quick:
-            sub, mine = self.universe.subset(pair), set(key[1])
+            sub, mine = self.universe.subset(pair), key[1]
             self.quick[key] = INFEASIBLE if _items_cover(self.ctx, sub, mine) else \
                 FEASIBLE if (forced := self._witness_universe(sub)) is not None and witness(self.ctx, forced, mine) \
                 else None

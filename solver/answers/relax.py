@@ -459,7 +459,7 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
         # --max-seconds is spent: every way out would be a search that returns at once with nothing.
         cut: dict[str, Any] = {"conflict": conflict, "conflict_detail": detail, "relaxations": [], "alternatives": [],
                                "combined": None, "proven": False,
-                               "stopped_by": f"--max-seconds {ctx.settings.max_seconds:g}"}
+                               "stopped_by": ctx.settings.wall_limit}
         if "schedule.deadline" in conflict:
             cut["causes"] = schedule_causes(ctx, sorted(oracle.items))
         return cut

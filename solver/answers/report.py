@@ -39,7 +39,7 @@ def explained(ctx: Context, result: Result) -> Result:
     explanation = explain(ctx) if result.status == "infeasible" else None
     out = replace(result, excluded=tuple(sorted(excluded, key=exclusion_order)), explanation=explanation)
     if ctx.engine.out_of_time and out.stopped_by is None:  # the explanation, not the solve, ran out of time
-        out = replace(out, stopped_by=f"--max-seconds {ctx.settings.max_seconds:g}")
+        out = replace(out, stopped_by=ctx.settings.wall_limit)
     extra = dict(result.extra)
     if not ctx.settings.alternatives:
         return replace(out, extra=extra)

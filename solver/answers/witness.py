@@ -11,6 +11,7 @@ deadline confidence active it always says no, since those couple the plan in way
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "po
 """Groups `witness` checks itself, besides the point-local ones (policy, site, capacities)."""
 
 
-def witness(ctx: Context, sub: Universe, active: set[str]) -> bool:
+def witness(ctx: Context, sub: Universe, active: AbstractSet[str]) -> bool:
     """Whether a plan over `sub` exists with the groups `active` enforced (see the module docstring)."""
     if any(g not in GROUPS and not _point_local(g) for g in active):
         return False

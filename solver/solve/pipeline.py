@@ -78,6 +78,11 @@ class SolveSettings:
     def limits(self) -> Limits:
         return Limits(self.time_limit, self.workers, self.debug_model, self.wall_deadline)
 
+    @property
+    def wall_limit(self) -> str:
+        """The wall-clock limit as the user gave it, for saying what stopped a search (`stopped_by`)."""
+        return f"--max-seconds {self.max_seconds:g}"
+
 
 @dataclass
 class Context:
@@ -415,7 +420,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     if unproven:
         bounds = [b for _, b in unproven if b is not None]
         bound = min([best] + bounds) if best is not None and len(bounds) == len(unproven) else None
-        limit = f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else "--time-limit"
+        limit = settings.wall_limit if ctx.engine.out_of_time else "--time-limit"
         warnings.append(f"time limit reached ({limit}) before optimality was proven for: "
                         + ", ".join(p for p, _ in unproven))
     if settings.cross_check:
@@ -434,7 +439,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   expired=tuple((q.id, q.valid_until) for q in universe.expired),
                   not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
                   infeasible_pairs=tuple(infeasible),
-                  stopped_by=f"--max-seconds {settings.max_seconds:g}" if ctx.engine.out_of_time else None)
+                  stopped_by=settings.wall_limit if ctx.engine.out_of_time else None)
 
 
 @dataclass(frozen=True)
