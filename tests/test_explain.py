@@ -498,3 +498,47 @@ def test_quickxplain_finds_the_conflict_deletion_keeps() -> None:
         if not flaky and seed is None and n >= 16 and len(want.groups) == 1:
             saved += plain[0] - quick[0]
     assert saved > 0
+
+
+def test_groups_named_needed_leave_the_conflict_unchanged() -> None:
+    """`deletion_filter` told some groups are needed (their removal alone from the infeasible start leaves a plan,
+    as `PairOracle.needed` shows for quote capacities) returns the deletion's conflict and proof flag, whichever of
+    the needed groups it is told, on random monotone problems; told all of them, a conflict of many groups among
+    many costs few checks."""
+    import random
+
+    from solver.answers.conflicts import _delete_one_by_one, deletion_filter
+    from solver.solve.engine import FEASIBLE, INFEASIBLE
+    rnd = random.Random(11)
+
+    def oracle(conflicts: list[frozenset[str]], calls: list[int]) -> Callable[[list[str]], str]:
+        def status(active: list[str]) -> str:
+            calls[0] += 1
+            return INFEASIBLE if any(c <= frozenset(active) for c in conflicts) else FEASIBLE
+        return status
+
+    told_any = 0
+    for _trial in range(600):
+        n = rnd.randint(1, 30)
+        groups = [f"g{k:02d}" for k in range(n)]
+        rnd.shuffle(groups)
+        conflicts = [frozenset(rnd.sample(groups, rnd.randint(1, min(12, n)))) for _ in range(rnd.randint(1, 3))]
+        seed = rnd.choice([None, sorted(conflicts[0] | set(rnd.sample(groups, min(3, n))))])
+        check = oracle(conflicts, [0])
+        start = seed if seed is not None and check(seed) == INFEASIBLE else groups
+        truly = {g for g in start if check([h for h in start if h != g]) == FEASIBLE}
+        told = {g for g in truly if rnd.random() < 0.7}
+        told_any += bool(told)
+        want = _delete_one_by_one(check, list(start))
+        got = deletion_filter(oracle(conflicts, [0]), groups, seed, needed=lambda core, told=told: set(told))
+        assert (got.groups, got.proven) == (want.groups, want.proven), (groups, conflicts, seed, told)
+    assert told_any > 300
+
+    # One conflict of 40 among 400: each of the 40 is needed; told so, one check confirms them.
+    groups = [f"g{k:03d}" for k in range(400)]
+    conflict = frozenset(groups[::10])
+    plain, told_calls = [0], [0]
+    want = deletion_filter(oracle([conflict], plain), groups, None)
+    got = deletion_filter(oracle([conflict], told_calls), groups, None, needed=lambda core: set(conflict))
+    assert got == want and set(got.groups) == conflict
+    assert told_calls[0] <= 2 < 100 < plain[0], (told_calls, plain)

@@ -52,3 +52,49 @@ def test_a_budget_out_of_reach_is_decided_without_the_bounds(monkeypatch: pytest
     m.clear_assumptions()
     m.clear_objective()
     assert out.status == OPTIMAL and out.bound() * ctx.unit > 500
+
+
+def test_a_plan_the_time_limit_leaves_is_kept_and_called_unproven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bounded minimisation the time limit stops with a plan (simulated: every solve's optimum reported as
+    merely feasible) keeps that plan: `minimize` returns it as not proven, counts the pairs undecided, and does
+    not build any pair's full model, which has the same plans and more to search (at 100,000 quotes one took
+    minutes and 4 GB). The budget status calls a pair with such a plan within the budget feasible, and one whose
+    plan is over it undecided, not infeasible: an unproven plan is not the least."""
+    import dataclasses
+
+    from solver.answers import conflicts
+    from solver.solve.engine import FEASIBLE, UNKNOWN
+
+    real = conflicts._minimize_in
+
+    def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        got = real(*args, **kwargs)
+        if got.outcome.status != OPTIMAL:
+            return got
+        return dataclasses.replace(got, outcome=dataclasses.replace(got.outcome, status=FEASIBLE))
+
+    monkeypatch.setattr(conflicts, "_minimize_in", stopped)
+    datacenter = FINETUNE.parent / "datacenter.yaml"
+    ctx = prepare(load_problem(datacenter), SETTINGS)
+    assert ctx.bounds.sound
+    oracle = PairOracle(ctx)
+    monkeypatch.setattr(oracle, "model", lambda pair: pytest.fail(f"built the full model of {pair}"))
+    groups = oracle.all_groups()
+    applies_to = ctx.problem.spec.budget.applies_to
+    least = oracle.minimize(groups, conflicts.budgeted(ctx.problem), lower=applies_to)
+    assert least is not None and least.outcome.status == FEASIBLE and not least.proven
+    assert oracle.undecided > 0
+
+    pair = least.pair
+    budget = ctx.problem.spec.budget.max_usd
+    assert budget is not None and least.value * ctx.unit <= budget
+    assert oracle._status_by_budget(pair, set(groups)) == "feasible"
+    # One unit under that plan's cash (or cost): the point bounds leave candidates (they are below the least), so
+    # the minimisation decides, and its plan is over the budget but not proven the least.
+    tight = prepare(load_problem(datacenter, [f"budget.max_usd={(least.value - 1) * ctx.unit}"]), SETTINGS)
+    tight_oracle = PairOracle(tight)
+    monkeypatch.setattr(tight_oracle, "model", lambda pair: pytest.fail(f"built the full model of {pair}"))
+    act = set(tight_oracle.all_groups())
+    kind = conflicts.BOUND_KIND[applies_to]
+    assert tight_oracle._candidates(pair, act - {"budget.max_usd"}, kind)
+    assert tight_oracle._status_by_budget(pair, act) == UNKNOWN

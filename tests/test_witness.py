@@ -94,12 +94,39 @@ def _reasons_and_witnesses_agree(problem: dict[str, Any], quotes: list[Any], tmp
         b = build(p, sub, ctx.screen, ctx.unit, guard="assume")
         pts = [pt for o in sub.options for pt in o.points if pt.workable]
         _each_reason_excludes(ctx, b, pair, rnd.sample(pts, min(4, len(pts))))
-        oracle = PairOracle(ctx, pairs=[pair])
-        groups = sorted(oracle.model(pair).lits)
+        groups = sorted(b.lits)
         for _ in range(4):
             active = {g for g in groups if rnd.random() < 0.6}
             if witness(ctx, sub, active):
-                assert oracle.pair_status(pair, sorted(active)) in (FEASIBLE, OPTIMAL), (pair, sorted(active))
+                assert _has_plan(ctx, b, active), (pair, sorted(active))
+
+
+def _has_plan(ctx: Any, b: Any, active: set[str]) -> bool:
+    """CP-SAT, not the oracle (which asks the witness first): the pair's model with the `active` groups' literals
+    fixed on, the others free, has a plan."""
+    m = b.model.clone()
+    m.clear_objective()
+    m.clear_assumptions()
+    m.add_bool_and([b.lits[g] for g in sorted(active) if g in b.lits])
+    return ctx.engine.solve(m, label="has-plan").status in (FEASIBLE, OPTIMAL)
+
+
+def _least_spend(ctx: Any, b: Any, i: int, qid: str, cash: bool, on: tuple[str, ...] = ()) -> int | None:
+    """CP-SAT: the least cash (or cost), in money units, the model counts for point `i` with all its nodes from
+    quote `qid`, the groups `on` enforced and the others free; None where the model has no such plan (the quote is
+    not modelled there)."""
+    pt = b.points[i]
+    m = b.model.clone()
+    m.clear_assumptions()
+    m.add(b.z[i] == 1)
+    m.add_bool_and([b.lits[g] for g in on])
+    if len(pt.option.quotes) > 1:
+        if (qid, i) not in b.y:
+            return None
+        m.add(b.y[(qid, i)] == pt.n)
+    m.minimize(b.cash if cash else b.cost)
+    out = ctx.engine.solve(m, label="least-spend")
+    return int(out.solver.objective_value) if out.status == OPTIMAL else None
 
 
 def test_one_fabric_each_over_budget_or_short_excludes_the_point(tmp_path: Path) -> None:
@@ -357,3 +384,146 @@ def test_fabric_fills_where_fabrics_are_shared_are_the_quote_by_quote_ones() -> 
             assert got == want, (fabric_of, per.tolist(), cap.tolist(), n, fixed, limit)
             shared += bool(want) and len(fabrics) < m
     assert shared > 0
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                       HealthCheck.function_scoped_fixture])
+@given(cases(), st.sampled_from(["cash", "cost"]), st.randoms(use_true_random=False))
+def test_a_written_down_plan_is_never_counted_below_the_model(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                              applies_to: str, rnd: Any) -> None:
+    """The witness's budget check counts each term rounded up as the model does: for one quote supplying a whole
+    point, at a budget one money unit below the least the model can count for that plan (CP-SAT), it must say
+    the plan is not affordable. With an earliest start, bought hardware ready before it waits (and costs), and
+    the delay cost prices its slip, so the start's terms are checked too."""
+    from solver.answers.witness import _affordable
+    problem, quotes = case
+    problem = {**problem, "rules": [], "budget": {"max_usd": 1e12, "applies_to": applies_to}}
+    problem["policy"] = {k: v for k, v in problem["policy"].items() if k != "deadline_confidence"}
+    p = _load(problem, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    on = ("schedule.earliest_start",) if "earliest_start" in problem["schedule"] else ()
+    earliest = ctx.universe.earliest_day if on else 0
+    for pair in ctx.universe.pairs():
+        b = build(p, ctx.universe.subset(pair), ctx.screen, ctx.unit, guard="assume", reduce=False)
+        for i in rnd.sample(range(len(b.points)), min(3, len(b.points))):
+            pt = b.points[i]
+            for q in rnd.sample(list(pt.option.quotes), min(2, len(pt.option.quotes))):
+                if q.min_nodes > pt.n:
+                    continue
+                least = _least_spend(ctx, b, i, q.id, applies_to == "cash", on)
+                if least is None:
+                    continue
+                assert not _affordable(ctx, pt, [(q, pt.n)], earliest, (least - 1) * ctx.unit), \
+                    (pair, pt.n, q.id, least)
+
+
+def test_a_rented_plan_is_counted_as_the_model_counts_it(tmp_path: Path) -> None:
+    """Rented capacity neither waits nor slips (no delay cost here): the model's least cash for one quote supplying
+    the point is its fixed lines and its per-node lines, each rounded up, and the witness counts exactly that — a
+    plan at that budget is affordable, one unit below it is not. The count used to add a unit per node instead,
+    and turned away plans up to 2n units under the budget."""
+    from solver.answers.witness import _affordable
+    from solver.model.money import units
+    from test_reduce import BASE, _rented
+
+    quotes = [_rented(0, 3.1, 64), _rented(1, 3.37, 64, fabric="b")]
+    p = _load({**BASE, "budget": {"max_usd": 1e12, "applies_to": "cash"}}, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    (o,) = ctx.universe.options
+    b = build(p, ctx.universe, ctx.screen, ctx.unit, guard="assume", reduce=False)
+    checked = 0
+    for i, pt in enumerate(b.points):
+        for q in o.quotes:
+            least = _least_spend(ctx, b, i, q.id, True)
+            if least is None:
+                continue
+            by_hand = units(pt.fixed.total_cash, ctx.unit) + pt.n * units(pt.per_node.cash(q.id), ctx.unit)
+            assert least == by_hand, (pt.n, q.id)
+            assert _affordable(ctx, pt, [(q, pt.n)], 0, least * ctx.unit), (pt.n, q.id)
+            assert not _affordable(ctx, pt, [(q, pt.n)], 0, (least - 1) * ctx.unit), (pt.n, q.id)
+            checked += 1
+    assert checked >= 4
+
+
+def test_bought_hardware_that_waits_is_counted_no_lower_than_the_model(tmp_path: Path) -> None:
+    """A bought quote that must be ordered by 2027-01-20 for a run that cannot start before 2027-04-15 waits 64
+    days, and the wait costs: the witness's count of a plan from that quote is never below the model's least
+    (one unit under it, the plan is not affordable). The random problems above rarely make hardware wait."""
+    from solver.answers.witness import _affordable
+    from solver.estimate.delivery import order_by_day, ready_offset, wait_days
+    from test_reduce import BASE
+
+    quote = {"id": "rq-00", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1, "max_nodes": 8,
+             "lead_time_days": 0, "quoted_on": "2026-11-01", "valid_until": "2027-01-20", "kind": "list",
+             "source": "test", "price_usd": 300_000}
+    site = {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
+            "electricity_usd_per_kwh": 0.1, "pue": 1.3}
+    for applies_to in ("cash", "cost"):
+        problem = {**BASE, "policy": {"modes": ["buy"]}, "site": site, "schedule": {"earliest_start": "2027-04-15"},
+                   "budget": {"max_usd": 1e12, "applies_to": applies_to}}
+        p = _load(problem, [quote], tmp_path)
+        ctx = prepare(p, SolveSettings(alternatives=False))
+        (o,) = ctx.universe.options
+        (q,) = o.quotes
+        start = ctx.universe.earliest_day
+        assert wait_days(q, start, ready_offset(q, o.accel.cls, p.assumptions.values), order_by_day(q, p.as_of)) > 0
+        b = build(p, ctx.universe, ctx.screen, ctx.unit, guard="assume", reduce=False)
+        for i, pt in enumerate(b.points[:4]):
+            least = _least_spend(ctx, b, i, q.id, applies_to == "cash", ("schedule.earliest_start",))
+            assert least is not None
+            assert not _affordable(ctx, pt, [(q, pt.n)], start, (least - 1) * ctx.unit), (applies_to, pt.n, least)
+
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                       HealthCheck.function_scoped_fixture])
+@given(cases(), st.randoms(use_true_random=False))
+def test_capacities_named_needed_leave_a_plan_when_lifted(tmp_path: Path, case: tuple[dict[str, Any], list[Any]],
+                                                          rnd: Any) -> None:
+    """`PairOracle.needed` names the capacity groups of a set whose removal alone leaves a plan, by a plan written
+    down from one quote: CP-SAT must find a plan in the model of a pair holding that quote, with the set's other
+    groups fixed on. (The conflict search keeps every group so named; a wrong one would be a conflict that is not
+    minimal.)"""
+    from solver.model.groups import capacity_quote
+    p = _load(*case, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    groups = oracle.all_groups()
+    active = {g for g in groups if capacity_quote(g) is not None or rnd.random() < 0.8}
+    named = oracle.needed(sorted(active))
+    for g in sorted(named):
+        qid = capacity_quote(g)
+        pairs = [pair for pair in ctx.universe.pairs()
+                 if any(q.id == qid for o in ctx.universe.subset(pair).options for q in o.quotes)]
+        assert any(_has_plan(ctx, build(p, ctx.universe.subset(pair), ctx.screen, ctx.unit, guard="assume"),
+                             active - {g}) for pair in pairs), (g, sorted(active))
+
+
+def test_capacities_short_of_a_deadline_are_named_needed(tmp_path: Path) -> None:
+    """Two rented quotes of 3 nodes each, and a deadline only 8 nodes or more can meet: infeasible, and lifting
+    either capacity leaves the 8-node plan from that quote alone. `needed` names both (CP-SAT agrees that each
+    lift leaves a plan), and the explanation's conflict is the deadline with both capacities."""
+    from datetime import timedelta
+
+    from solver.answers.report import solve_and_explain
+    from test_reduce import BASE, _rented
+
+    quotes = [_rented(0, 3.0, 3), _rented(1, 3.5, 3, fabric="b")]
+    free = prepare(_load(BASE, quotes, tmp_path), SolveSettings(alternatives=False))
+    (o,) = free.universe.options
+    days = {pt.n: pt.days for pt in o.points if pt.workable}
+    assert 8 in days and max(days[n] for n in days if n <= 6) > days[8]
+    ready = max(o.ready_day, free.universe.earliest_day)
+    deadline = free.universe.as_of + timedelta(days=ready + days[8])
+    p = _load({**BASE, "schedule": {"deadline": deadline.isoformat()}}, quotes, tmp_path)
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    oracle = PairOracle(ctx)
+    groups = oracle.all_groups()
+    caps = {"quotes.rq-00.max_nodes", "quotes.rq-01.max_nodes"}
+    assert oracle.needed(groups) == caps
+    b = build(p, ctx.universe, ctx.screen, ctx.unit, guard="assume")
+    assert not _has_plan(ctx, b, set(groups))
+    for g in caps:
+        assert _has_plan(ctx, b, set(groups) - {g}), g
+    _ctx, r = solve_and_explain(p, SolveSettings(alternatives=False))
+    assert set(r.explanation["conflict"]) == caps | {"schedule.deadline"}, r.explanation["conflict"]

@@ -262,7 +262,10 @@ def _drop(ctx: Context, oracle: PairOracle, drop: list[str], groups: list[str]) 
     r = oracle.minimize([h for h in groups if h not in drop], lambda b: b.cost, lower="cost")
     if r is None:
         return None
-    return {"drop": drop, "plan": plan_summary(ctx, r.model, r.outcome.solver.value)}
+    way: dict[str, Any] = {"drop": drop, "plan": plan_summary(ctx, r.model, r.outcome.solver.value)}
+    if not r.proven:
+        way["cheapest_not_proven"] = True   # a time limit stopped the search with this plan
+    return way
 
 
 def _weights(ctx: Context) -> dict[str, int]:
@@ -410,7 +413,7 @@ def conflict_of(ctx: Context, oracle: PairOracle | None = None) -> tuple[list[st
         # other group was found needed with memory in force, and the conflict is minimal with memory fixed too.
         cover = [MEMORY, *cover]
     log.info("looking for a minimal conflict among %d constraints", len(groups))
-    found = deletion_filter(oracle.status, groups, cover, stop=ctx.engine.spent)
+    found = deletion_filter(oracle.status, groups, cover, stop=ctx.engine.spent, needed=oracle.needed)
     return list(found.groups), found.proven and first == "infeasible" and oracle.undecided == 0
 
 

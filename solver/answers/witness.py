@@ -12,6 +12,7 @@ deadline confidence active it always says no, since those couple the plan in way
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from ..estimate.delivery import order_by_day, quote_slip, ready_offset, wait_days
 from ..estimate.options import Point, Universe, option_quote_ready
 from ..model.groups import capacity_quote
-from ..model.money import floor_units
+from ..model.money import floor_units, units
 from ..solve.pipeline import Context
 
 GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "policy.max_fabrics",
@@ -27,38 +28,75 @@ GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "po
 """Groups `witness` checks itself, besides the point-local ones (policy, site, capacities)."""
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What the active groups enforce that `witness` checks itself (None or 0: not enforced)."""
+
+    deadline: int | None
+    fabrics: int | None
+    earliest: int
+    budget: float | None
+    no_estimates: bool
+
+
+def limits_of(ctx: Context, active: AbstractSet[str]) -> Limits | None:
+    """The limits of `active`; None when a group couples the plan in ways a written-down plan does not count (a
+    rule, the deadline's confidence)."""
+    if any(g not in GROUPS and not _point_local(g) for g in active):
+        return None
+    u, spec = ctx.universe, ctx.problem.spec
+    return Limits(u.deadline_day if "schedule.deadline" in active else None,
+                   spec.policy.max_fabrics if "policy.max_fabrics" in active else None,
+                   u.earliest_day if "schedule.earliest_start" in active and spec.schedule.earliest_start is not None
+                   else 0,
+                   spec.budget.max_usd if "budget.max_usd" in active else None,
+                   "policy.allow_estimates" in active and not spec.policy.allow_estimates)
+
+
 def witness(ctx: Context, sub: Universe, active: AbstractSet[str]) -> bool:
     """Whether a plan over `sub` exists with the groups `active` enforced (see the module docstring)."""
-    if any(g not in GROUPS and not _point_local(g) for g in active):
+    lim = limits_of(ctx, active)
+    if lim is None:
         return False
-    u = ctx.universe
-    spec = ctx.problem.spec
-    dl = u.deadline_day if "schedule.deadline" in active else None
-    fabric_limit = spec.policy.max_fabrics if "policy.max_fabrics" in active else None
-    earliest = u.earliest_day if "schedule.earliest_start" in active and spec.schedule.earliest_start is not None \
-        else 0
-    budget = spec.budget.max_usd if "budget.max_usd" in active else None
-    cash = spec.budget.applies_to == "cash"
-    no_estimates = "policy.allow_estimates" in active and not spec.policy.allow_estimates
+    cash = ctx.problem.spec.budget.applies_to == "cash"
     for o in sub.options:
         # The quotes as arrays (`Screen.table`): which are usable at a point, and in what price order, over
         # thousands of quotes at a time rather than one by one (2,400 witnesses of a 10,000-quote conflict search
         # asked 6.7 million ready days).
         table = ctx.screen.table(o)
-        floor = np.maximum(table.ready, max(o.ready_day, earliest))
-        allowed = ~table.estimate if no_estimates else np.ones(len(o.quotes), dtype=bool)
+        floor = np.maximum(table.ready, max(o.ready_day, lim.earliest))
+        allowed = ~table.estimate if lim.no_estimates else np.ones(len(o.quotes), dtype=bool)
         for pt in o.points:
             if not pt.workable or any(it <= active for it in ctx.screen.violations(pt, budget=False)):
                 continue
-            idx = np.flatnonzero(allowed if dl is None else allowed & (floor + pt.days <= dl))
+            idx = np.flatnonzero(allowed if lim.deadline is None else allowed & (floor + pt.days <= lim.deadline))
             per = table.prices.totals(pt, cash)   # pt.per_node.total(q.id, cash), the same floats
             order = idx[np.lexsort((table.id_rank[idx], per[idx]))].tolist()   # by (price, id)
             cheap = [o.quotes[j] for j in order]
             caps = {o.quotes[j].id: o.quotes[j].max_nodes if table.cap_groups[j] in active else pt.n for j in order}
-            for alloc in _allocations(cheap, caps, pt.n, fabric_limit):
-                if budget is None or _affordable(ctx, pt, alloc, earliest, budget):
+            for alloc in _allocations(cheap, caps, pt.n, lim.fabrics):
+                if lim.budget is None or _affordable(ctx, pt, alloc, lim.earliest, lim.budget):
                     return True
     return False
+
+
+def witness_alone(ctx: Context, pt: Point, j: int, active: AbstractSet[str], lim: Limits) -> bool:
+    """Whether the point's n nodes all from its option's quote `j` are a plan under `active` with that quote's
+    capacity lifted (`lim`: `limits_of(active)`, which a capacity does not change): the first split `witness`
+    tries, asked of one quote. A conflict's capacity group is needed when lifting it alone leaves a plan, and the
+    plan it leaves is most often this one, the quote supplying the whole cluster: at 100,000 quotes this shows
+    7,871 of an infeasible deadline's 7,875 capacities needed in half a second (`PairOracle.needed`)."""
+    o = pt.option
+    q = o.quotes[j]
+    table = ctx.screen.table(o)
+    lifted = table.cap_groups[j]
+    if not pt.workable or not q.min_nodes <= pt.n or (lim.no_estimates and table.estimate[j]):
+        return False
+    if lim.deadline is not None and max(int(table.ready[j]), o.ready_day, lim.earliest) + pt.days > lim.deadline:
+        return False
+    if any(lifted not in it and it <= active for it in ctx.screen.violations(pt, budget=False)):
+        return False
+    return lim.budget is None or _affordable(ctx, pt, [(q, pt.n)], lim.earliest, lim.budget)
 
 
 def _allocations(usable: list[Any], caps: dict[str, int], n: int, fabric_limit: int | None
@@ -107,27 +145,34 @@ def _reached(qs: list[Any], caps: dict[str, int], n: int) -> list[tuple[Any, int
 
 
 def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest: int, budget: float) -> bool:
-    """The plan's cash (or cost) counted from above is within the budget: every model term is rounded up to the
-    money unit, so the dollar sum plus one unit per term (at most 2n + 3 of them) bounds what the model counts."""
+    """The plan's cash (or cost) as the model counts it, from above, is within the budget in money units.
+
+    Each model term is rounded up to the unit (`money.units`), and so is each term here, the same way or more:
+    the point's fixed lines once, each quote's per-node lines per node (a one-quote option's model rounds
+    fixed + n·per-node once, which is no more), the slip premium at the planned start (the model's is at the same
+    start, a candidate of its), and each waiting quote's per-node wait cost per node. Rounding the dollar sum and
+    adding one unit per node instead over-counted by up to 2n units: $6.4M at 3,200 nodes and a $1k unit, which
+    left plans $5M under a $150M budget to a 30-second minimisation (a deadline at 100,000 quotes)."""
     problem, unit = ctx.problem, ctx.unit
     a = problem.assumptions.values
     o = pt.option
     cls = o.accel.cls
-    limit, margin = floor_units(budget, unit) * unit, (2 * pt.n + 3) * unit
-    cost = pt.fixed.total_cost + sum(x * pt.per_node.cost(q.id) for q, x in alloc)
-    cash = pt.fixed.total_cash + sum(x * pt.per_node.cash(q.id) for q, x in alloc)
-    if (cash if problem.spec.budget.applies_to == "cash" else cost) + margin > limit:
+    cash = problem.spec.budget.applies_to == "cash"
+    limit = floor_units(budget, unit)
+    spent = units(pt.fixed.total_cash if cash else pt.fixed.total_cost, unit) + sum(
+        x * units(pt.per_node.cash(q.id) if cash else pt.per_node.cost(q.id), unit) for q, x in alloc)
+    if spent > limit:
         return False   # over already: the slip premium and the waits below only add to it
     start = max([earliest, o.ready_day] + [option_quote_ready(q, o, a) for q, _x in alloc])
-    if a.money.delay_cost_usd_per_day > 0:
-        cost += max(quote_slip(q, cls, a, a.money, start, 0, order_by_day(q, problem.as_of)) for q, _x in alloc)
+    if a.money.delay_cost_usd_per_day > 0 and not cash:
+        spent += units(max(quote_slip(q, cls, a, a.money, start, 0, order_by_day(q, problem.as_of))
+                           for q, _x in alloc), unit)
     for q, x in alloc:
         w = wait_days(q, start, ready_offset(q, cls, a), order_by_day(q, problem.as_of))
         if w > 0:
             wc, wk = pt.per_node.waited(q.id, w)
-            cost, cash = cost + x * wc, cash + x * wk
-    spent = cash if problem.spec.budget.applies_to == "cash" else cost
-    return spent + margin <= limit
+            spent += x * units(wk if cash else wc, unit)
+    return spent <= limit
 
 
 def _point_local(g: str) -> bool:
@@ -138,4 +183,4 @@ def _point_local(g: str) -> bool:
     return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
 
 
-__all__ = ["witness", "GROUPS"]
+__all__ = ["witness", "witness_alone", "limits_of", "Limits", "GROUPS"]

@@ -440,7 +440,8 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
     if drops:
         lines.append("Other ways out (dropping these constraints):")
         for a in drops:
-            lines.append(f"  drop {' + '.join(a['drop']):<29} -> {_plan_brief(a.get('plan'))}")
+            unproven = " (the cheapest such plan is not proven: time limit)" if a.get("cheapest_not_proven") else ""
+            lines.append(f"  drop {' + '.join(a['drop']):<29} -> {_plan_brief(a.get('plan'))}{unproven}")
     comb = expl.get("combined")
     if comb:
         lines.append("Cheapest combined relaxation (smallest total relative change, then cost):")

@@ -36,7 +36,7 @@ stays logarithmic in the number of points."""
 @dataclass(frozen=True)
 class Step(Generic[T]):
     """One solve over a set of kept points: `optimal` with its value, `infeasible`, or anything else (a time
-    limit) — then the search stops and the caller falls back to a model over every point."""
+    limit) — then the search stops, and the caller keeps the plan it found, if any, not proven the least."""
 
     status: str
     value: int | None
