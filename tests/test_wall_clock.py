@@ -168,3 +168,41 @@ def test_a_stopped_deletion_keeps_every_group_it_did_not_get_to(allowed: int) ->
         assert set(found.groups) == {"b", "e"}
     else:
         assert not found.proven
+
+
+def test_ways_out_the_clock_stops_are_said_to_be_stopped(unstopped_conflict: list[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--max-seconds` running out after the conflict is found, while its ways out are searched: the conflict is
+    the unstopped run's, proven minimal; the explanation says what stopped the ways out, searches no pair of drops
+    and no combined change, and its text neither claims that no single change restores feasibility nor builds a
+    pair's full model after the clock ran out (each took minutes at 100,000 quotes, past a limit of 60 s)."""
+    import dataclasses
+
+    from solver.answers import relax
+    from solver.answers.conflicts import PairOracle
+    from solver.answers.report import explained
+    from solver.render.text import render_explanation
+    problem = load_problem(DATACENTER, TIGHT)
+    settings = SolveSettings(wall_deadline=time.monotonic() + 1000.0, max_seconds=5.0, processes=1)
+    ctx = prepare(problem, settings)
+    result = solve_problem(problem, settings, ctx)
+    assert result.status == "infeasible"
+    found = relax.conflict_of
+
+    def then_stop(c: Any, oracle: Any = None) -> Any:
+        got = found(c, oracle)
+        c.engine.limits = dataclasses.replace(c.engine.limits, wall_deadline=time.monotonic() - 1.0)
+        monkeypatch.setattr(PairOracle, "model", lambda self, pair: pytest.fail(f"built {pair}'s full model"))
+        return got
+    monkeypatch.setattr(relax, "conflict_of", then_stop)
+    monkeypatch.setattr(relax, "combined_relaxation", lambda *a, **k: pytest.fail("searched a combined change"))
+    stopped = explained(ctx, result)
+    monkeypatch.undo()
+    expl = stopped.explanation
+    assert expl is not None and stopped.stopped_by == "--max-seconds 5"
+    assert expl["proven"] is True and expl["stopped_by"] == "--max-seconds 5"
+    assert expl["conflict"] == unstopped_conflict
+    assert all(len(a["drop"]) == 1 for a in expl["alternatives"])
+    text = render_explanation(expl)
+    assert "--max-seconds 5 stopped the search for ways out" in text
+    assert "No single change" not in text and "minimal: dropping any one" in text

@@ -620,7 +620,17 @@ class PairOracle:
                                      lambda low: best is not None and low > best.value)
         complete = True
         for pair, cands in ordered:
+            if self.ctx.engine.spent():
+                # --max-seconds is over: every solve would return at once undecided, and the fallback below would
+                # first build the pair's full model (minutes at 100,000 quotes) for nothing.
+                self.undecided += 1
+                complete = False
+                break
             got = self._bounded(pair, cands, act, quantity, cap) if bounded else None
+            if got is None and self.ctx.engine.spent():
+                self.undecided += 1
+                complete = False
+                break
             if got is None:
                 b = self.model(pair)
                 got = _minimize_in(self.ctx, b, [b.lits[g] for g in active if g in b.lits] + self.forced[pair]

@@ -478,7 +478,8 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
                                  "plan": way.get("plan")})
         else:
             alternatives.append(way)
-    if not alternatives:
+    stopped = ctx.engine.out_of_time   # --max-seconds ran out while the ways out were searched
+    if not alternatives and not stopped:
         for g1, g2 in combinations(conflict, 2):
             d = _drop(ctx, oracle, [g1, g2], groups)
             if d is not None:
@@ -486,10 +487,12 @@ def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]
             if len(alternatives) >= MAX_ALTERNATIVES:
                 break
     relaxations.sort(key=lambda r: (r["change"], r["group"]))
-    combined = combined_relaxation(ctx) if not relaxations and oracle.forced_fn is None else None
+    combined = combined_relaxation(ctx) if not relaxations and oracle.forced_fn is None and not stopped else None
     out: dict[str, Any] = {"conflict": conflict, "conflict_detail": detail, "relaxations": relaxations,
                            "alternatives": alternatives[:MAX_ALTERNATIVES], "combined": combined,
                            "proven": proven}
+    if stopped:
+        out["stopped_by"] = ctx.settings.wall_limit
     if skipped:
         out["quotes_not_relaxed"] = len(skipped)
     if "schedule.deadline" in conflict:

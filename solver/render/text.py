@@ -427,6 +427,9 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
                      "changes were not searched either, and the answer may change with more time):" if stopped else
                      "Conflict (NOT proven minimal: the time limit stopped the search; raise --time-limit):")
         lines += _conflict_lines(expl, verbose)
+        if proven and stopped:
+            lines.append(f"{stopped} stopped the search for ways out: the changes below are those it found before, "
+                         "and more time may find others.")
     if expl.get("relaxations"):
         lines.append("Smallest single changes that restore feasibility (everything else held; smallest first):")
         rows = [[r["group"], f"{fmt_value(r['from'], r['unit'])} -> {fmt_value(r['to'], r['unit'])}", f"({_change(r)})",
