@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator, Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..estimate.options import Option, Point, Universe
 from ..inputs.problem import Problem
 from ..model.builder import Built, build
@@ -597,8 +599,8 @@ class PairOracle:
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,
-                 lower: str | PointFloor | None = None, cap_on: str | PointFloor | None = None
-                 ) -> "Minimum | None":
+                 lower: str | PointFloor | None = None, cap_on: str | PointFloor | None = None,
+                 fabric: str | None = None) -> "Minimum | None":
         """min over pairs of `quantity(b)` with `active` groups enforced.
 
         `cap` = (expression, bound) adds `expression <= bound` for this solve only (a relaxed limit). `lower` =
@@ -606,12 +608,16 @@ class PairOracle:
         give per-point lower bounds; a `PointFloor` gives them for another quantity. Each pair is then solved over
         the few points that could still be optimal (`solve/grow.py`). `cap_on` says the same of the cap's
         expression: points whose bound on it exceeds the cap cannot meet it and are left out (a relaxed deadline's
-        cheapest plan is not searched among points that cannot finish by it)."""
+        cheapest plan is not searched among points that cannot finish by it). `fabric`: the caller knows that every
+        plan under `active` runs on this fabric alone (`relax._sole_fabric`), so the other pairs are not asked and a
+        bounded model gives variables only to its quotes."""
         act = set(active)
         best: Minimum | None = None
         # Forcing (a why-not's target) only removes plans, so the bounds stay lower bounds under it.
         bounded = lower is not None and not self.elastic and self.ctx.bounds.sound
-        pairs = [pair for pair in self.items if not self.covered(pair, act)]
+        pairs = [pair for pair in self.items if not self.covered(pair, act)
+                 and (fabric is None or any(q.fabric_id == fabric for o in self.universe.subset(pair).options
+                                            for q in o.quotes))]
         ordered: Iterable[tuple[str, list[tuple[int, Point]]]] = ((pair, []) for pair in pairs)
         if bounded:
             assert lower is not None
@@ -626,7 +632,7 @@ class PairOracle:
                 self.undecided += 1
                 complete = False
                 break
-            got = self._bounded(pair, cands, act, quantity, cap) if bounded else None
+            got = self._bounded(pair, cands, act, quantity, cap, fabric) if bounded else None
             if got is None and self.ctx.engine.spent():
                 self.undecided += 1
                 complete = False
@@ -754,7 +760,7 @@ class PairOracle:
         return got
 
     def _bounded(self, pair: str, cands: list[tuple[int, Point]], act: set[str], quantity: Callable[[Built], Any],
-                 cap: tuple[Callable[[Built], Any], int] | None) -> "Minimum | None":
+                 cap: tuple[Callable[[Built], Any], int] | None, fabric: str | None = None) -> "Minimum | None":
         """One pair's minimum over a growing set of its points (`solve/grow.py`), proven or the best plan the time
         limit left (not proven: `minimize` counts it undecided); None to fall back to the model over every point
         when the search found no plan and did not prove there is none. A plan found is not searched for again in
@@ -762,11 +768,20 @@ class PairOracle:
         `policy.max_fabrics` ran into the time limit on the bounded model, then spent minutes and 4 GB building
         the pair's full one."""
         sub = self.universe.subset(pair)
+        on: dict[str, np.ndarray] = {}
+
+        def usable(pt: Point) -> np.ndarray:
+            mask = self.ctx.bounds.usable(pt, act)
+            if fabric is None:
+                return mask
+            o = pt.option
+            if o.id not in on:
+                on[o.id] = np.array([q.fabric_id == fabric for q in o.quotes], dtype=bool)
+            return mask & on[o.id]
 
         def step(keep: set[tuple[str, int]], _last: Step[Minimum] | None) -> Step[Minimum]:
             b = build(self.problem, sub, self.ctx.screen, self.unit, guard="assume", keep=keep,
-                      cuts=self.ctx.cuts.get(pair, ()), protect=self.protect,
-                      usable=lambda pt: self.ctx.bounds.usable(pt, act), active=frozenset(act))
+                      cuts=self.ctx.cuts.get(pair, ()), protect=self.protect, usable=usable, active=frozenset(act))
             forced = self.forced_fn(b) if self.forced_fn else []
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits] + forced, quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)

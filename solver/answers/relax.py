@@ -86,6 +86,18 @@ def _lower(ctx: Context, oracle: PairOracle, g: str, act: set[str]) -> str | Poi
     return None
 
 
+def _sole_fabric(ctx: Context, g: str, active: list[str]) -> str | None:
+    """The fabric every plan of a quote capacity's relaxation runs on: with every group but the capacity the
+    problem is infeasible, so a plan under the rest exceeds the capacity and uses the quote; one job runs on one
+    fabric (`policy.max_fabrics` of 1, enforced), so it uses nothing else. A marketplace pair has thousands of
+    quotes, and a model of them all took two minutes a relaxation at 100,000 quotes; the quote's fabric has a
+    few. None for other groups, or when a job may span fabrics."""
+    qid = capacity_quote(g)
+    if qid is None or "policy.max_fabrics" not in active or ctx.problem.spec.policy.max_fabrics != 1:
+        return None
+    return ctx.universe.quote(qid).fabric_id
+
+
 def _relative(frm: float, to: float) -> float:
     return abs(to - frm) / max(abs(frm), 1e-9)
 
@@ -98,7 +110,8 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
     spec, as_of, unit = ctx.problem.spec, ctx.problem.as_of, ctx.unit
     active = [h for h in groups if h != g]
     lower = _lower(ctx, oracle, g, set(active))
-    r = oracle.minimize(active, _quantity(ctx, g), lower=lower)
+    fabric = _sole_fabric(ctx, g, active)
+    r = oracle.minimize(active, _quantity(ctx, g), lower=lower, fabric=fabric)
     if r is None:
         return None
     span = max(1, (ctx.universe.deadline_day or 0) - ctx.universe.earliest_day)
@@ -132,7 +145,8 @@ def _numeric_relaxation(ctx: Context, oracle: PairOracle, g: str, groups: list[s
         out.update({"from": quote.max_nodes, "to": r.value, "unit": "node",
                     "change": _relative(quote.max_nodes, r.value)})
     bound = r.value if g != "site.it_power_kw" else int(out["to"]) * 1000
-    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost", cap_on=lower)
+    cheapest = oracle.minimize(active, lambda b: b.cost, cap=(_quantity(ctx, g), bound), lower="cost", cap_on=lower,
+                               fabric=fabric)
     best: Minimum = cheapest if cheapest is not None else r
     out["plan"] = plan_summary(ctx, best.model, best.outcome.solver.value)
     return out
