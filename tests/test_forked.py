@@ -107,6 +107,21 @@ def test_without_a_semaphore_to_share_the_items_run_here(monkeypatch: pytest.Mon
     assert got == [(os.getpid(), 1), (os.getpid(), 4), (os.getpid(), 9)]
 
 
+def test_one_process_runs_the_items_in_the_order_given_and_answers_in_theirs() -> None:
+    """Serial, the items are worked in `order` (the caller's priority: under a wall-clock limit its first answers
+    are those it wants most) and the answers still come back in the items' order."""
+    seen: list[int] = []
+
+    def square(x: int) -> int:
+        seen.append(x)
+        return x * x
+
+    assert forked.fork_map(square, [1, 2, 3, 4], 1, order=[2, 0, 3, 1]) == [1, 4, 9, 16]
+    assert seen == [3, 1, 4, 2]
+    with pytest.raises(ValueError, match="permutation"):
+        forked.fork_map(square, [1, 2, 3], 1, order=[0, 0, 1])
+
+
 def test_an_order_that_is_not_a_permutation_is_refused() -> None:
     if not forked.can_fork():
         pytest.skip("fork is used on Linux only")
