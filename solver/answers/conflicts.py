@@ -626,14 +626,11 @@ class PairOracle:
                                      lambda low: best is not None and low > best.value)
         complete = True
         for pair, cands in ordered:
-            if self.ctx.engine.spent():
+            spent = self.ctx.engine.spent()
+            got = self._bounded(pair, cands, act, quantity, cap, fabric) if bounded and not spent else None
+            if got is None and (spent or self.ctx.engine.spent()):
                 # --max-seconds is over: every solve would return at once undecided, and the fallback below would
                 # first build the pair's full model (minutes at 100,000 quotes) for nothing.
-                self.undecided += 1
-                complete = False
-                break
-            got = self._bounded(pair, cands, act, quantity, cap, fabric) if bounded else None
-            if got is None and self.ctx.engine.spent():
                 self.undecided += 1
                 complete = False
                 break
