@@ -98,3 +98,52 @@ def test_a_plan_the_time_limit_leaves_is_kept_and_called_unproven(monkeypatch: p
     kind = conflicts.BOUND_KIND[applies_to]
     assert tight_oracle._candidates(pair, act - {"budget.max_usd"}, kind)
     assert tight_oracle._status_by_budget(pair, act) == UNKNOWN
+
+
+def test_a_search_by_parts_the_time_limit_stops_is_kept_unproven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searched part by part (`grow._by_parts`, forced here: parts of one point, and every point's bound taken as
+    0, a valid lower bound, so that every point is a part), the first part proven and every later one stopped by
+    the time limit with its plan: the least plan found is kept, its own solve proven but the pair's minimum not
+    (a stopped part may hold a cheaper one), and a budget status whose plan is over the budget is undecided, not
+    infeasible. No full model is built."""
+    import dataclasses
+
+    import solver.solve.grow as grow_mod
+    from solver.answers import conflicts
+    from solver.solve.engine import FEASIBLE, UNKNOWN
+    from solver.solve.pipeline import solve_problem
+
+    monkeypatch.setattr(grow_mod, "INITIAL_POINTS", 1)
+    monkeypatch.setattr(grow_mod, "INITIAL_WEIGHT", 1)
+    monkeypatch.setattr(grow_mod, "PART_WEIGHT", 0)
+    candidates = PairOracle._candidates
+    monkeypatch.setattr(PairOracle, "_candidates", lambda self, *a: [(0, pt) for _lb, pt in candidates(self, *a)])
+    real = conflicts._minimize_in
+    solves = [0]
+
+    def first_proven(*args, **kwargs):  # type: ignore[no-untyped-def]
+        got = real(*args, **kwargs)
+        solves[0] += 1
+        if solves[0] == 1 or got.outcome.status != OPTIMAL:
+            return got
+        return dataclasses.replace(got, outcome=dataclasses.replace(got.outcome, status=FEASIBLE))
+
+    monkeypatch.setattr(conflicts, "_minimize_in", first_proven)
+    datacenter = FINETUNE.parent / "datacenter.yaml"
+    ctx = prepare(load_problem(datacenter), SETTINGS)
+    pair = solve_problem(ctx.problem, SETTINGS, ctx).plan.pair  # type: ignore[union-attr]
+    oracle = PairOracle(ctx, pairs=[pair])
+    monkeypatch.setattr(oracle, "model", lambda p: pytest.fail(f"built the full model of {p}"))
+    groups = oracle.all_groups()
+    applies_to = ctx.problem.spec.budget.applies_to
+    least = oracle.minimize(groups, conflicts.budgeted(ctx.problem), lower=applies_to)
+    assert solves[0] > 1  # the search went on by parts
+    assert least is not None and least.outcome.status == OPTIMAL and not least.proven
+    assert oracle.undecided > 0
+
+    solves[0] = 0
+    tight = prepare(load_problem(datacenter, [f"budget.max_usd={(least.value - 1) * ctx.unit}"]), SETTINGS)
+    tight_oracle = PairOracle(tight, pairs=[pair])
+    monkeypatch.setattr(tight_oracle, "model", lambda p: pytest.fail(f"built the full model of {p}"))
+    assert tight_oracle._status_by_budget(pair, set(tight_oracle.all_groups())) == UNKNOWN
+    assert solves[0] > 1

@@ -595,7 +595,7 @@ class PairOracle:
             return INFEASIBLE
         if got.value <= floor_units(budget.max_usd, self.unit):
             return FEASIBLE   # a plan within the budget, the least or not
-        return INFEASIBLE if got.outcome.status == OPTIMAL else UNKNOWN
+        return INFEASIBLE if got.proven else UNKNOWN
 
     def minimize(self, active: list[str], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None = None,
@@ -638,7 +638,7 @@ class PairOracle:
                 b = self.model(pair)
                 got = _minimize_in(self.ctx, b, [b.lits[g] for g in active if g in b.lits] + self.forced[pair]
                                    + self._pruned(b, act), quantity, cap, pair, shared=True)
-            if got.outcome.status not in (OPTIMAL, INFEASIBLE):
+            if got.outcome.status not in (OPTIMAL, INFEASIBLE) or not got.complete:
                 self.undecided += 1
                 complete = False
             if got.outcome.has_solution and (best is None or (got.value, pair) < (best.value, best.pair)):
@@ -781,12 +781,14 @@ class PairOracle:
                       cuts=self.ctx.cuts.get(pair, ()), protect=self.protect, usable=usable, active=frozenset(act))
             forced = self.forced_fn(b) if self.forced_fn else []
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits] + forced, quantity, cap, pair)
-            return Step(got.outcome.status, got.value if got.outcome.status == OPTIMAL else None, got)
+            return Step(got.outcome.status, got.value if got.outcome.has_solution else None, got)
 
-        found = grow(cands, step, self.ctx.bounds.weight)
+        found = grow(cands, step, lambda pt: self.ctx.bounds.weight(pt, act), parts=True)
         got = found.payload
-        return got if got is not None and (found.status in (OPTIMAL, INFEASIBLE) or got.outcome.has_solution) \
-            else None
+        if got is None or not (found.status in (OPTIMAL, INFEASIBLE) or got.outcome.has_solution):
+            return None
+        # By parts, a time limit may stop the search after other parts were proven: their least is not the pair's.
+        return got if found.status in (OPTIMAL, INFEASIBLE) else dataclasses.replace(got, complete=False)
 
 
 def _kind(lower: str | PointFloor) -> Kind:

@@ -70,13 +70,18 @@ class Bounds:
         self._lower: dict[tuple[tuple[str, int], int | None], tuple[int, int, int] | None] = {}
         self._templates: dict[tuple[tuple[str, int], bool], tuple[np.ndarray, np.ndarray]] = {}
 
-    def weight(self, pt: Point) -> int:
-        """How many quotes a model may split the point's nodes over (its usable quotes, counted by `point_lower`
-        with every group enforced; all of the option's before that): the size the point adds to a model. Rented
-        capacity on one fabric per job counts one: each of its quotes is a plan alone, and the presolve keeps only
-        the few on the front of cost, cash and readiness (`reduce.py`, R1)."""
-        if pt.option.mode != "buy" and self.problem.spec.policy.max_fabrics == 1:
+    def weight(self, pt: Point, active: Collection[str] | None = None) -> int:
+        """How many quotes a model with the `active` groups enforced (None: all) may split the point's nodes over:
+        the size the point adds to a model. With every group enforced, its usable quotes as `point_lower` counted
+        them (all of the option's before that); with some, those `usable` under them. Rented capacity on one fabric
+        per job counts one: each of its quotes is a plan alone, and the presolve keeps only the few on the front of
+        cost, cash and readiness (`reduce.py`, R1). Without that limit (an explanation's drop of it) the point
+        splits over its usable quotes of every fabric: at 100,000 quotes over a thousand of them."""
+        if pt.option.mode != "buy" and self.problem.spec.policy.max_fabrics == 1 and \
+                (active is None or "policy.max_fabrics" in active):
             return 1
+        if active is not None:
+            return int(np.count_nonzero(self.usable(pt, active)))
         got = self._usable.get(pt.key)
         return got if got is not None else len(pt.option.quotes)
 
