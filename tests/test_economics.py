@@ -193,6 +193,118 @@ def test_catalog_flags_quotes_that_expire_within_30_days() -> None:
         assert flagged == (0 <= days <= 30), (qid, rows[qid]["valid to"])
 
 
+REBATE_CASE: list[Any] = [{"name": "reduce",
+  "as_of": "2026-12-01",
+  "workload": {"method": "pretrain", "params": 70000000000.0, "tokens": 600000000000.0, "seq_len": 4096},
+  "schedule": {"deadline": "2027-06-01", "earliest_start": "2027-02-15"},
+  "policy": {"max_fabrics": 2, "allow_estimates": False},
+  "site": {"it_power_kw": 400,
+           "cooling": ["air", "liquid"],
+           "racks": 20,
+           "rack_power_kw": 60,
+           "electricity_usd_per_kwh": 0.1,
+           "pue": 1.3},
+  "objective": "cost",
+  "risk": {"money": {"delay_cost_usd_per_day": 5000}, "uncertainty": {"scenarios": 400}},
+  "rules": [{"name": "fee", "when": {"quote": ["rq-00"]}, "then": {"add_usd": 40000}},
+            {"name": "rebate", "when": {"mode": "cloud"}, "then": {"add_pct": -20}}]},
+ [{"id": "rq-00",
+   "system": "dgx-b200",
+   "mode": "buy",
+   "vendor": "v0",
+   "min_nodes": 2,
+   "max_nodes": 17,
+   "lead_time_days": 0,
+   "quoted_on": "2026-11-01",
+   "valid_until": "2027-03-01",
+   "kind": "list",
+   "source": "hypothesis",
+   "price_usd": 300000},
+  {"id": "rq-01",
+   "system": "dgx-b200",
+   "mode": "cloud",
+   "vendor": "v1",
+   "min_nodes": 1,
+   "max_nodes": 8,
+   "lead_time_days": 30,
+   "quoted_on": "2026-11-01",
+   "valid_until": "2027-03-01",
+   "kind": "list",
+   "source": "hypothesis",
+   "usd_per_gpu_hour": 3.0},
+  {"id": "rq-02",
+   "system": "dgx-h100",
+   "mode": "cloud",
+   "vendor": "v2",
+   "min_nodes": 2,
+   "max_nodes": 5,
+   "lead_time_days": 0,
+   "quoted_on": "2026-11-01",
+   "valid_until": "2027-01-20",
+   "kind": "estimate",
+   "source": "hypothesis",
+   "usd_per_gpu_hour": 3.5,
+   "fabric": "fab-a"},
+  {"id": "rq-03",
+   "system": "dgx-h100",
+   "mode": "managed",
+   "vendor": "v0",
+   "min_nodes": 1,
+   "max_nodes": 1,
+   "lead_time_days": 60,
+   "quoted_on": "2026-11-01",
+   "valid_until": "2027-01-20",
+   "kind": "list",
+   "source": "hypothesis",
+   "lead_time_p90_days": 90.0,
+   "usd_per_month": 260000,
+   "commit_months": 0},
+  {"id": "rq-04",
+   "system": "dgx-h100",
+   "mode": "managed",
+   "vendor": "v1",
+   "min_nodes": 1,
+   "max_nodes": 1,
+   "lead_time_days": 0,
+   "quoted_on": "2026-11-01",
+   "valid_until": "2027-01-20",
+   "kind": "list",
+   "source": "hypothesis",
+   "usd_per_month": 260000,
+   "commit_months": 3}]]
+"""A random problem the test below found (as `reduce_cases` draws them): a 20 % rebate on cloud plans, $40k on
+one bought quote, money counted in whole dollars."""
+
+
+def test_a_rebate_is_counted_exactly_so_no_search_walks_it_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """Regression: the cheaper neighbour of REBATE_CASE's problem searched without windows took 46 s, one CP-SAT
+    solve walking the rebate down one dollar per solution (51,879 solutions in 0.03 deterministic seconds) while
+    the model only bounded a rule's surcharge by its terms. Stated as an equality, every solve of that search
+    takes a few branches, and the neighbour is the one the search in windows finds."""
+    problem, quotes = REBATE_CASE
+    p = with_deadline(reduce_load(problem, quotes, tmp_path), date(2027, 4, 6))
+    settings_ = SolveSettings()
+    ctx = prepare(p, settings_)
+    result = solve_problem(p, settings_, ctx)
+    assert result.plan is not None
+    held = frontier_mod.cheaper_neighbour(ctx, result)
+    branches: list[int] = []
+    solve = ctx.engine.solve
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        out = solve(*args, **kwargs)
+        branches.append(out.solver.response_proto.num_branches)
+        return out
+    monkeypatch.setattr(ctx.engine, "solve", counted)
+    monkeypatch.setattr(frontier_mod, "_windows", lambda *a: [None])
+    free = frontier_mod.cheaper_neighbour(ctx, result)
+    assert held is not None and free is not None
+    assert (free.plan.option, free.plan.nodes, free.finish, round(free.cost)) == \
+        (held.plan.option, held.plan.nodes, held.finish, round(held.cost))
+    assert branches and max(branches) < 1_000, branches
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(st.one_of(reduce_cases(), st.tuples(problems(), extra_quotes())), st.sampled_from([1, 7, 30]),

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -473,6 +474,37 @@ def test_bought_hardware_that_waits_is_counted_no_lower_than_the_model(tmp_path:
             assert least is not None
             assert not _affordable(ctx, pt, [(q, pt.n)], start, (least - 1) * ctx.unit), (applies_to, pt.n, least)
 
+
+
+@pytest.mark.parametrize("lead", [0, 60, 100])
+def test_hardware_that_waits_is_charged_its_wait_once(tmp_path: Path, lead: int) -> None:
+    """A bought quote that must be ordered by 2027-01-20 for a run that cannot start before 2027-04-15 waits 64 days.
+    A second, dearer quote of the same option arriving `lead` days after its order puts another candidate start
+    between that order-by date and the start. The plan's cost in the model must be the exhaustive enumeration's
+    (`brute.py`, which charges the wait at the plan's start once) and its exact cost plus rounding: the model once
+    charged the wait at every candidate start the plan was past ($342,018 and $372,176 for leads of 60 and 100 days,
+    against $334,475)."""
+    from solver.model.objective import universe_ceiling
+    from solver.solve.brute import brute_force
+    from solver.solve.pipeline import solve_problem
+    from test_reduce import BASE
+
+    quote = {"id": "rq-00", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1, "max_nodes": 8,
+             "lead_time_days": 0, "quoted_on": "2026-11-01", "valid_until": "2027-01-20", "kind": "list",
+             "source": "test", "price_usd": 300_000}
+    dearer = {**quote, "id": "rq-01", "valid_until": "2027-12-20", "price_usd": 900_000, "lead_time_days": lead}
+    site = {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
+            "electricity_usd_per_kwh": 0.1, "pue": 1.3}
+    p = _load({**BASE, "policy": {"modes": ["buy"]}, "site": site, "schedule": {"earliest_start": "2027-04-15"}},
+              [quote, dearer], tmp_path)
+    result = solve_problem(p, SolveSettings(alternatives=False))
+    plan = result.plan
+    assert plan is not None and [(q.id, q.wait_days) for q in plan.quotes] == [("rq-00", 64)]
+    ctx = prepare(p, SolveSettings(alternatives=False))
+    best = brute_force(p, ctx.universe, ctx.unit, cost_hi=universe_ceiling(p, ctx.universe, ctx.unit))
+    assert best is not None and plan.model_cost_units == best.cost_units
+    # Rounding up adds less than a unit per cost term and node; the wait counted twice added thousands.
+    assert 0 <= plan.model_cost_units * plan.unit - plan.total_cost < 20 * plan.unit
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,

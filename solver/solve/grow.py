@@ -10,10 +10,10 @@ explanations (minimal cost, cash or finish under a set of groups).
 
 With `parts` (explanations), a growth whose model would be heavy (`PART_WEIGHT`) is searched part by part instead:
 the least over a union of points is the least of the least over each part, so the points that could still win are
-solved a few at a time, best bound first, each part skipped once its bound is beaten. Why: CP-SAT's linear
-relaxation of a model over many points mixes them fractionally, and is far weaker than each point's own. At 100,000
-quotes, dropping an infeasible deadline's one fabric per job leaves 112 points, each able to split its nodes over
-more than a thousand rented quotes of every fabric; one model of 32 of them was not proven in 20 deterministic
+solved a few at a time, best bound first, until the next bound is not below the best plan found. Why: CP-SAT's
+linear relaxation of a model over many points mixes them fractionally, and is far weaker than each point's own. At
+100,000 quotes, dropping an infeasible deadline's one fabric per job leaves 112 points, each able to split its nodes
+over more than a thousand rented quotes of every fabric; one model of 32 of them was not proven in 20 deterministic
 seconds (47 s), while each point alone is proven in milliseconds. Among plans of equal value the part solved first
 is kept (the full model would pick one of them too, by its own search).
 """
@@ -103,11 +103,12 @@ def grow(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], Step[T]
 def _by_parts(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], Step[T] | None], Step[T]],
               weight: Callable[[Point], int], done: set[Key], best: Step[T]) -> Step[T]:
     """The search by parts (see module docstring), from `best`, the optimal step over the points `done`: the least
-    over every point whose bound is within it. A part the time limit stops ends the search with its status and the
-    least plan found so far, not proven."""
+    over every point whose bound is below it (a point bounded at the best value can only tie, and the first plan
+    found is kept). A part the time limit stops ends the search with its status and the least plan found so far,
+    not proven."""
     done = set(done)
     while True:
-        rest = [(lb, pt) for lb, pt in ranked if pt.key not in done and best.value is not None and lb <= best.value]
+        rest = [(lb, pt) for lb, pt in ranked if pt.key not in done and best.value is not None and lb < best.value]
         if not rest:
             return best
         part = _first(rest, INITIAL_POINTS, PART_WEIGHT, weight)
