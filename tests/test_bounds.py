@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -199,21 +199,10 @@ def test_bounded_minimum_by_parts_equals_full_model_minimum(problem: dict[str, A
     grow_mod._by_parts = counted
     PairOracle._candidates = weakest  # type: ignore[method-assign]
     try:
-        with tempfile.TemporaryDirectory() as d:
-            p = _load(problem, quotes, Path(d))
-            oracle = PairOracle(prepare(p, SolveSettings()))
-            groups = oracle.all_groups()
-            for active in ([g for g in groups if g != "policy.max_fabrics"],
-                           [g for g in groups if g not in ("policy.max_fabrics", "schedule.deadline")],
-                           [g for g in groups if g != "budget.max_usd"]):
-                for kind in ("cost", "finish"):
-                    q = {"cost": lambda b: b.cost, "finish": lambda b: b.finish}[kind]
-                    fast = oracle.minimize(active, q, lower=kind)
-                    slow = oracle.minimize(active, q)
-                    assert (fast is None) == (slow is None)
-                    if fast is not None and slow is not None:
-                        assert fast.value == slow.value, (kind, fast.value, fast.pair, slow.value, slow.pair)
-                        assert fast.proven and slow.proven
+        _check_bounded_minimum(problem, quotes, lambda groups: (
+            [g for g in groups if g != "policy.max_fabrics"],
+            [g for g in groups if g not in ("policy.max_fabrics", "schedule.deadline")],
+            [g for g in groups if g != "budget.max_usd"]), kinds=("cost", "finish"))
     finally:
         bounds_mod.REFINE_FROM = builder_mod.REFINE_FROM = old[0]
         grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, grow_mod.PART_WEIGHT = old[1:]
@@ -233,14 +222,19 @@ def test_the_examples_above_search_by_parts() -> None:
     assert sum(1 for k in _PARTS_RUN if k) >= len(_PARTS_RUN) // 3, _PARTS_RUN
 
 
-def _check_bounded_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]]) -> None:
+def _check_bounded_minimum(problem: dict[str, Any], quotes: list[dict[str, Any]],
+                           actives: Callable[[list[str]], Sequence[list[str]]] | None = None,
+                           kinds: Sequence[str] = ("cash", "cost", "finish")) -> None:
+    """PairOracle.minimize with and without bounds under each set of groups `actives` makes of all of them
+    (default: all but the budget, all but the deadline, all): the same minimum, both proven."""
     with tempfile.TemporaryDirectory() as d:
         p = _load(problem, quotes, Path(d))
         oracle = PairOracle(prepare(p, SolveSettings()))
         groups = oracle.all_groups()
-        for active in ([g for g in groups if g != "budget.max_usd"], [g for g in groups if g != "schedule.deadline"],
-                       groups):
-            for kind in ("cash", "cost", "finish"):
+        sets = actives(groups) if actives is not None else (
+            [g for g in groups if g != "budget.max_usd"], [g for g in groups if g != "schedule.deadline"], groups)
+        for active in sets:
+            for kind in kinds:
                 q = {"cash": lambda b: b.cash, "cost": lambda b: b.cost, "finish": lambda b: b.finish}[kind]
                 fast = oracle.minimize(active, q, lower=kind)
                 slow = oracle.minimize(active, q)

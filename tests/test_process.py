@@ -64,7 +64,27 @@ def test_ctrl_c_as_the_searches_are_forked_stops_every_process_quietly(after: fl
     assert children, "the search was never forked"
     assert "Traceback" not in err
     assert p.returncode == 130 and out == "" and err.strip().endswith("interrupted"), (p.returncode, err)
-    assert not [c for c in children if Path(f"/proc/{c}").exists()], "a forked search outlived its parent"
+    assert not _running(children), "a forked search outlived its parent"
+
+
+def _running(pids: list[str], grace: float = 5.0) -> list[str]:
+    """The processes among `pids` still running `grace` seconds after the command exited (a process that has
+    exited but whose parent has not collected it yet — a zombie — is not running). Exiting is not instant: right
+    after the command's own exit, a worker interrupted with it may still be tearing down, or be a zombie until the
+    process that adopts it collects it; CI once saw both pool workers there, alive for /proc, at the first look."""
+    end = time.monotonic() + grace
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in ("Z", "X"):
+                alive.append(pid)
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.01)
 
 
 def _pool_workers(pid: int) -> list[str]:
@@ -102,7 +122,7 @@ def test_ctrl_c_while_the_sweeps_run_on_the_pool_says_interrupted_once(delay: fl
     out, err = p.communicate(timeout=60)
     assert len(workers) == 2, "the pool never started"
     assert p.returncode == 130 and out == "" and err.strip() == "interrupted", (p.returncode, err)
-    assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a pool worker outlived the command"
+    assert not _running(workers), "a pool worker outlived the command"
 
 
 def _wait_until_imports_begin(pid: int) -> None:

@@ -624,7 +624,8 @@ class _Builder:
         Stated as equalities, not as a bound the objective pushes down: with `r ≥ Σ terms` the search could settle
         a plan with the surcharge above its terms and then improve it one unit per solution — a random problem's
         cheaper neighbour took 46 s over 51,879 solutions (0.03 deterministic seconds), its 20 % rebate walked down
-        An equality also keeps a cost condition (`when: cost`) from being met by a surcharge no plan pays."""
+        a dollar at a time. An equality also keeps a cost condition (`when: cost`) from being met by a surcharge no
+        plan pays."""
         terms: list[Any] = []
         hi = 0
         for i in match:
