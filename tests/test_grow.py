@@ -57,11 +57,15 @@ def _solver(least: dict[tuple[str, int], int | None], calls: list[set[tuple[str,
     return solve
 
 
+SMALL_PART = 700
+"""`PART_WEIGHT` under `small_limits`."""
+
+
 @contextmanager
 def small_limits() -> Iterator[None]:
     """First models of 2 points and parts of little weight, so that both ways of growing run on small instances."""
     old = grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, grow_mod.PART_WEIGHT
-    grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, grow_mod.PART_WEIGHT = 2, 300, 700
+    grow_mod.INITIAL_POINTS, grow_mod.INITIAL_WEIGHT, grow_mod.PART_WEIGHT = 2, 300, SMALL_PART
     try:
         yield
     finally:
@@ -97,7 +101,7 @@ def test_by_parts_no_model_is_heavier_than_a_part_once_the_parts_start(inst: Any
     solved: set[tuple[str, int]] = set()
     for k, keep in enumerate(calls):
         if k and not keep & solved:  # a part: nothing in it was solved before (a grown model holds the last one)
-            assert len(keep) == 1 or sum(weight[key] for key in keep) <= 700
+            assert len(keep) == 1 or sum(weight[key] for key in keep) <= SMALL_PART
         solved |= keep
 
 

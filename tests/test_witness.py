@@ -446,6 +446,14 @@ def test_a_rented_plan_is_counted_as_the_model_counts_it(tmp_path: Path) -> None
     assert checked >= 4
 
 
+WAITING_QUOTE = {"id": "rq-00", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1, "max_nodes": 8,
+                 "lead_time_days": 0, "quoted_on": "2026-11-01", "valid_until": "2027-01-20", "kind": "list",
+                 "source": "test", "price_usd": 300_000}
+"""A bought quote that must be ordered by 2027-01-20: a run that cannot start before 2027-04-15 has it wait 64 days."""
+SITE = {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
+        "electricity_usd_per_kwh": 0.1, "pue": 1.3}
+
+
 def test_bought_hardware_that_waits_is_counted_no_lower_than_the_model(tmp_path: Path) -> None:
     """A bought quote that must be ordered by 2027-01-20 for a run that cannot start before 2027-04-15 waits 64
     days, and the wait costs: the witness's count of a plan from that quote is never below the model's least
@@ -454,15 +462,10 @@ def test_bought_hardware_that_waits_is_counted_no_lower_than_the_model(tmp_path:
     from solver.estimate.delivery import order_by_day, ready_offset, wait_days
     from test_reduce import BASE
 
-    quote = {"id": "rq-00", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1, "max_nodes": 8,
-             "lead_time_days": 0, "quoted_on": "2026-11-01", "valid_until": "2027-01-20", "kind": "list",
-             "source": "test", "price_usd": 300_000}
-    site = {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
-            "electricity_usd_per_kwh": 0.1, "pue": 1.3}
     for applies_to in ("cash", "cost"):
-        problem = {**BASE, "policy": {"modes": ["buy"]}, "site": site, "schedule": {"earliest_start": "2027-04-15"},
+        problem = {**BASE, "policy": {"modes": ["buy"]}, "site": SITE, "schedule": {"earliest_start": "2027-04-15"},
                    "budget": {"max_usd": 1e12, "applies_to": applies_to}}
-        p = _load(problem, [quote], tmp_path)
+        p = _load(problem, [WAITING_QUOTE], tmp_path)
         ctx = prepare(p, SolveSettings(alternatives=False))
         (o,) = ctx.universe.options
         (q,) = o.quotes
@@ -473,7 +476,6 @@ def test_bought_hardware_that_waits_is_counted_no_lower_than_the_model(tmp_path:
             least = _least_spend(ctx, b, i, q.id, applies_to == "cash", ("schedule.earliest_start",))
             assert least is not None
             assert not _affordable(ctx, pt, [(q, pt.n)], start, (least - 1) * ctx.unit), (applies_to, pt.n, least)
-
 
 
 @pytest.mark.parametrize("lead", [0, 60, 100])
@@ -489,14 +491,10 @@ def test_hardware_that_waits_is_charged_its_wait_once(tmp_path: Path, lead: int)
     from solver.solve.pipeline import solve_problem
     from test_reduce import BASE
 
-    quote = {"id": "rq-00", "system": "dgx-b200", "mode": "buy", "vendor": "v", "min_nodes": 1, "max_nodes": 8,
-             "lead_time_days": 0, "quoted_on": "2026-11-01", "valid_until": "2027-01-20", "kind": "list",
-             "source": "test", "price_usd": 300_000}
-    dearer = {**quote, "id": "rq-01", "valid_until": "2027-12-20", "price_usd": 900_000, "lead_time_days": lead}
-    site = {"it_power_kw": 400, "cooling": ["air", "liquid"], "racks": 20, "rack_power_kw": 60,
-            "electricity_usd_per_kwh": 0.1, "pue": 1.3}
-    p = _load({**BASE, "policy": {"modes": ["buy"]}, "site": site, "schedule": {"earliest_start": "2027-04-15"}},
-              [quote, dearer], tmp_path)
+    dearer = {**WAITING_QUOTE, "id": "rq-01", "valid_until": "2027-12-20", "price_usd": 900_000,
+              "lead_time_days": lead}
+    p = _load({**BASE, "policy": {"modes": ["buy"]}, "site": SITE, "schedule": {"earliest_start": "2027-04-15"}},
+              [WAITING_QUOTE, dearer], tmp_path)
     result = solve_problem(p, SolveSettings(alternatives=False))
     plan = result.plan
     assert plan is not None and [(q.id, q.wait_days) for q in plan.quotes] == [("rq-00", 64)]

@@ -783,7 +783,15 @@ class PairOracle:
             got = _minimize_in(self.ctx, b, [b.lits[g] for g in act if g in b.lits] + forced, quantity, cap, pair)
             return Step(got.outcome.status, got.value if got.outcome.has_solution else None, got)
 
-        found = grow(cands, step, lambda pt: self.ctx.bounds.weight(pt, act), parts=True)
+        weights: dict[tuple[str, int], int] = {}
+
+        def weight(pt: Point) -> int:
+            """`Bounds.weight` under `act`, once per point: the search asks again at every growth and part."""
+            if pt.key not in weights:
+                weights[pt.key] = self.ctx.bounds.weight(pt, act)
+            return weights[pt.key]
+
+        found = grow(cands, step, weight, parts=True)
         got = found.payload
         if got is None or not (found.status in (OPTIMAL, INFEASIBLE) or got.outcome.has_solution):
             return None

@@ -106,17 +106,19 @@ def _by_parts(ranked: Sequence[tuple[int, Point]], solve: Callable[[set[Key], St
     over every point whose bound is below it (a point bounded at the best value can only tie, and the first plan
     found is kept). A part the time limit stops ends the search with its status and the least plan found so far,
     not proven."""
+    assert best.value is not None
+    least = best.value
     done = set(done)
     while True:
-        rest = [(lb, pt) for lb, pt in ranked if pt.key not in done and best.value is not None and lb < best.value]
+        rest = [(lb, pt) for lb, pt in ranked if pt.key not in done and lb < least]
         if not rest:
             return best
         part = _first(rest, INITIAL_POINTS, PART_WEIGHT, weight)
         step = solve(part, None)
         done |= part
         if step.status == "optimal" and step.value is not None:
-            if best.value is not None and step.value < best.value:
-                best = step
+            if step.value < least:
+                best, least = step, step.value
         elif step.status != "infeasible":
-            found = step if step.value is not None and best.value is not None and step.value < best.value else best
+            found = step if step.value is not None and step.value < least else best
             return Step(step.status, found.value, found.payload)
