@@ -703,12 +703,14 @@ def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
 @click.option("--layers", type=click.IntRange(1, 10_000), default=None)
 @click.option("--hidden", type=click.IntRange(64, 1_000_000), default=None)
 @click.option("--lora-rank", type=click.IntRange(1, 65_536), default=None)
+@click.option("--measured-mfu", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="MFU you measured on this accelerator (0-1): replaces the model's, and narrows the band.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @_common
 @_process
 def estimate(accelerator: str, gpus: int, params: str, tokens: str, seq_len: int, method: str, precision: str,
              optimizer: str, recompute: str, system: str | None, layers: int | None, hidden: int | None,
-             lora_rank: int | None, fmt: str, out: Any, verbose: bool) -> int:
+             lora_rank: int | None, measured_mfu: float | None, fmt: str, out: Any, verbose: bool) -> int:
     """Memory, minimum GPUs, FLOPs, MFU, GPU-hours and days for one configuration, without solving."""
     from solver.estimate.calculator import EstimateInput, parse_count, run_estimate
     from solver.inputs.assumptions import load_assumptions
@@ -719,7 +721,7 @@ def estimate(accelerator: str, gpus: int, params: str, tokens: str, seq_len: int
     inp = EstimateInput(accelerator=accelerator, gpus=gpus, params=parse_count(params, "--params", "70B"),
                         tokens=parse_count(tokens, "--tokens", "15T"), seq_len=seq_len, method=method,
                         precision=precision, optimizer=optimizer, recompute=recompute, system=system, layers=layers,
-                        hidden=hidden, lora_rank=lora_rank)
+                        hidden=hidden, lora_rank=lora_rank, measured_mfu=measured_mfu)
     result = run_estimate(inp, load_catalog(), load_assumptions().values)
     out.write(to_json(result) if fmt == "json" else render_estimate(result))
     return 0

@@ -63,6 +63,10 @@ EXPECT: dict[str, tuple[str | tuple[str, ...], int | None]] = {
     "quotes_negative_price.yaml": (("quotes[0].price_usd", "expected a number >= 0"), 7),
     "quotes_unknown_key.yaml": (("quotes[0].lead_time_day", "did you mean 'lead_time_days'?"), 9),
     "quotes_absurd_price.yaml": (("quotes[0].usd_per_gpu_hour",), 7),
+    "quotes_term_without_rate.yaml": (("quotes[0]", "max_term_months and after_term_usd_per_gpu_hour go together"),
+                                      3),
+    "quotes_term_below_commit.yaml": (("quotes[0]", "max_term_months (2) is below commit_months (3)"), 3),
+    "quotes_contact_sales_list.yaml": (("quotes[0]", "a contact_sales tier has no list price"), 3),
 }
 
 BUGS: dict[str, str] = {}  # product bugs found by this corpus are fixed; add new ones here as strict xfails

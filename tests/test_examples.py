@@ -156,27 +156,33 @@ def test_infeasible_budget_names_the_budget(results: dict) -> None:
 
 
 def test_an_unpriced_quote_at_its_break_even_is_chosen_and_a_step_above_is_not(results: dict) -> None:
-    """The break-even of the air-cooled HGX B300 in the 2027 example, checked by solving the whole problem with
-    the quote priced at it (chosen) and $1k per node above it (not chosen)."""
+    """The break-even of the contact-sales 181-day tier of Together's B200 ladder in the datacenter example, checked
+    by solving the whole problem with the quote priced at it (chosen) and one cent per GPU-hour above it (not
+    chosen)."""
     from solver.answers.unpriced import priced
     from solver.solve.pipeline import solve_problem
-    be = next(b for b in results["start-2027.yaml"].extra["unpriced"] if b["quote"] == "hgx-b300-air-unpriced")
-    assert be["price"] is not None and be["price"] > 0
-    problem = load_problem(ROOT / "constraints" / "start-2027.yaml")
-    q = problem.catalog.quotes["hgx-b300-air-unpriced"]
+    qid = "together-b200-reserved-181d-plus"
+    be = next(b for b in results["datacenter.yaml"].extra["unpriced"] if b["quote"] == qid)
+    assert be["price"] is not None and be["price"] > 0 and be["unit"] == "usd per GPU-hour"
+    problem = load_problem(ROOT / "constraints" / "datacenter.yaml")
+    q = problem.catalog.quotes[qid]
     at = solve_problem(priced(problem, q, be["price"]), SolveSettings(alternatives=False))
-    above = solve_problem(priced(problem, q, be["price"] + 1000), SolveSettings(alternatives=False))
-    assert [x.id for x in at.plan.quotes] == ["hgx-b300-air-unpriced"]
-    assert "hgx-b300-air-unpriced" not in [x.id for x in above.plan.quotes]
+    above = solve_problem(priced(problem, q, round(be["price"] + 0.01, 2)), SolveSettings(alternatives=False))
+    assert [x.id for x in at.plan.quotes] == [qid]
+    assert qid not in [x.id for x in above.plan.quotes]
 
 
 def test_alternatives_are_ranked_and_consistent(results: dict) -> None:
+    """Ranked by the model's objective — the cost in money units, then the finish (then the cost in dollars): two
+    plans whose costs round to the same unit are ranked by their finish, so the dollars are in order up to one
+    money unit (and strictly in order where the units differ)."""
     for name, r in results.items():
         if r.plan is None:
             continue
         costs = [a.plan.total_cost for a in r.alternatives]
-        assert costs == sorted(costs), name
-        assert all(a.plan.total_cost >= r.plan.total_cost - 1e-6 for a in r.alternatives), name
+        unit = r.unit
+        assert all(b >= a - unit for a, b in zip(costs, costs[1:])), name
+        assert all(a.plan.total_cost >= r.plan.total_cost - unit for a in r.alternatives), name
         for a in r.alternatives:
             assert abs(a.delta_usd - (a.plan.total_cost - r.plan.total_cost)) < 1e-6
 

@@ -102,7 +102,7 @@ def test_a_2t_model_on_about_100k_gpus_with_a_10b_budget(tmp_path: Path) -> None
     lp = _problem(tmp_path, {
         "name": "2t", "as_of": "2026-12-01",
         "workload": {"method": "pretrain", "params": "2T", "tokens": "40T", "seq_len": 8192, "recompute": "auto"},
-        "schedule": {"earliest_start": "2027-03-01", "deadline": "2027-10-01"},
+        "schedule": {"earliest_start": "2027-03-01", "deadline": "2027-12-01"},
         "site": {"it_power_kw": 1_000_000, "cooling": ["air", "liquid"], "racks": 100_000, "rack_power_kw": 60,
                  "electricity_usd_per_kwh": 0.06, "pue": 1.2},
         "budget": {"max_usd": "10B"},

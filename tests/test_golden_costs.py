@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
+from collections.abc import Callable
 from datetime import date, timedelta
 from statistics import NormalDist
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -60,7 +63,8 @@ ACCELS = {a["id"]: a for a in yaml.safe_load((CAT / "accelerators.yaml").read_te
 def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: int, system: str, nodes: int,
                delay_cost: float = 0.0) -> tuple[float, float]:
     """(ideal, expected wall) hours: FLOPs = (6·P + 12·L·h·s)·T over GPUs × dense BF16 peak × MFU × scale-out
-    efficiency, then Young/Daly checkpointing and Llama 3 interruptions (README)."""
+    efficiency, then Young/Daly checkpointing and Llama 3 interruptions (README); the MFU with the calibrated
+    centre, exp(a + ln(clamped FLOPs per byte / ref)·(b + c·ln(clamped params / ref))), on a datacenter chip."""
     sys_ = SYSTEMS[system]
     acc = ACCELS[sys_["accelerator"]]
     c = A["compute"]
@@ -69,7 +73,15 @@ def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: i
         c["size_floor"], 1 - c["size_penalty_per_decade"] * math.log10(c["size_reference_params"] / params))
     seqf = 1.0 if seq <= c["seq_reference"] else max(
         c["seq_floor"], 1 - c["seq_penalty_per_doubling"] * math.log2(seq / c["seq_reference"]))
-    mfu = min(c["max_mfu"], c["mfu_base"][acc["software"]] * c["class_factor"][acc["class"]] * size * seqf)
+    centre = A["uncertainty"]["mfu_centre"]   # calibrated by FLOPs per byte and size, on the stacks fitted on
+    balance = min(centre["balance_max"], max(centre["balance_min"],
+                                             acc["bf16_tflops"]["value"] / acc["memory_bw_tbs"]["value"]))
+    clamped = min(centre["params_max"], max(centre["params_min"], params))
+    slope = centre["per_log_balance"] + centre["per_log_balance_log_params"] * math.log(clamped / centre["params_ref"])
+    calibration = math.exp(centre["intercept"] + slope * math.log(balance / centre["balance_ref"])) \
+        if acc["class"] in centre["classes"] else 1.0
+    mfu = min(c["max_mfu"], c["mfu_base"][acc["software"]] * c["class_factor"][acc["class"]] * size * seqf
+              * calibration)
     net = A["scale_out"][sys_["network"]]
     eff = net["intra"] if sys_["per_node"] > 1 else 1.0
     if nodes > 1:
@@ -110,7 +122,7 @@ def assert_lines(got: dict[str, float], want: dict[str, float]) -> None:
     want = {k: v for k, v in want.items() if abs(v) >= 0.5}
     assert set(got) == set(want), (sorted(got), sorted(want))
     for k, v in want.items():
-        assert got[k] == pytest.approx(v, abs=1.0), k
+        assert got[k] == pytest.approx(v, abs=1.0), (k, {kk: (got[kk], round(want[kk])) for kk in want})
 
 
 def resale(age_years: float) -> float:
@@ -167,6 +179,28 @@ def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: flo
     return cost, cash
 
 
+def mfu_multipliers() -> "np.ndarray":
+    """1 / the MFU factor in each of the default scenarios of a CUDA datacenter platform: exp(σ·z), z the standard
+    normals of the source "mfu:common" (numpy's PCG64 seeded by [seed, CRC-32 of the source name]), σ the catalog's
+    common spread (CUDA and the datacenter class add none)."""
+    u = A["uncertainty"]
+    assert u["mfu_sigma"]["software"]["cuda"] == 0 and u["mfu_sigma"]["accel_class"]["datacenter"] == 0
+    seq = np.random.SeedSequence([int(u["seed"]), zlib.crc32(b"mfu:common")])
+    z = np.random.Generator(np.random.PCG64(seq)).standard_normal(int(u["scenarios"]))
+    return 1.0 / np.exp(u["mfu_sigma"]["common"] * z)
+
+
+def over_runs(lines: Callable[[float, float], tuple[dict[str, float], dict[str, float]]], ideal: float,
+              wall: float) -> tuple[float, float]:
+    """The `throughput` line (cost, cash): the mean over the scenarios of a plan's lines at each run's hours, every
+    hour of which counts (W_s = planned wall / MFU factor), less the lines at the planned (ideal, wall) hours."""
+    cost0, cash0 = lines(ideal, wall)
+    runs = [lines(w, w) for w in wall * mfu_multipliers()]
+    mean_cost = sum(sum(c.values()) for c, _ in runs) / len(runs)
+    mean_cash = sum(sum(k.values()) for _, k in runs) / len(runs)
+    return mean_cost - sum(cost0.values()), mean_cash - sum(cash0.values())
+
+
 def test_bought_servers(tmp_path: Path) -> None:
     plan = solve(tmp_path, """
 name: golden-buy
@@ -176,7 +210,8 @@ site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40,
        electricity_usd_per_kwh: 0.10, pue: 1.25}
 policy: {modes: [buy], accelerators: {include: [h100-sxm]}}
 risk: {money: {delay_cost_usd_per_day: 10k}}
-rules: [{name: golden, when: {quote: golden-buy, nodes: {eq: 2}}, then: require}]
+rules: [{name: golden, when: {quote: golden-buy, nodes: {eq: 2}}, then: require},
+        {name: only-golden, when: {quote: hgx-h100-server-refurb-estimate}, then: forbid}]
 """, """
 quotes:
 - {id: golden-buy, system: dgx-h100, mode: buy, vendor: test, price_usd: 250k, max_nodes: 4, lead_time_days: 30,
@@ -185,13 +220,16 @@ quotes:
     assert plan["option"] == "dgx-h100/buy" and plan["nodes"] == 2 and plan["quotes"][0]["id"] == "golden-buy"
     assert [q["nodes"] for q in plan["quotes"]] == [2]
     ideal, wall = hand_hours(params=10e9, tokens=20e9, layers=32, hidden=4096, seq=2048, system="dgx-h100", nodes=2)
-    cost, cash = owned(price=250_000, nodes=2, ideal=ideal, wall=wall, wait_days=0, system="dgx-h100", pue=1.25,
-                       tariff=0.10, estimate=True)
-    ops = operations("buy", 2, 16, wall)
-    # ordered at once (just in time for the p90 schedule): 60 days are allowed for a delivery whose p50 is 30
-    cost.update(operations=ops, delivery_slip=10_000 * late_days(30, 60, 60))
-    cash.update(operations=ops)
-    assert cost["delivery_slip"] > 0
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
+        cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=0, system="dgx-h100", pue=1.25,
+                           tariff=0.10, estimate=True)
+        ops = operations("buy", 2, 16, w)
+        return {**cost, "operations": ops}, {**cash, "operations": ops}
+
+    cost, cash = lines(ideal, wall)
+    # No deadline: a late delivery costs nothing but the days (no lateness line); the runs' spread is priced.
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
+    assert cost["throughput"] > 0
     assert_lines(plan["cost_usd"], cost)
     assert_lines(plan["cash_usd"], cash)
     assert plan["cost_usd"]["total"] == pytest.approx(sum(cost.values()), abs=2)
@@ -216,7 +254,8 @@ site: {it_power_kw: 1000, cooling: [air, liquid], racks: 10, rack_power_kw: 40,
        electricity_usd_per_kwh: 0.10, pue: 1.25}
 policy: {modes: [buy], accelerators: {include: [h100-sxm]}}
 risk: {money: {delay_cost_usd_per_day: 10k}}
-rules: [{name: golden, when: {quote: golden-early, nodes: {eq: 2}}, then: require}]
+rules: [{name: golden, when: {quote: golden-early, nodes: {eq: 2}}, then: require},
+        {name: only-golden, when: {quote: hgx-h100-server-refurb-estimate}, then: forbid}]
 """, """
 quotes:
 - {id: golden-early, system: dgx-h100, mode: buy, vendor: test, price_usd: 250k, max_nodes: 4, lead_time_days: 30,
@@ -226,12 +265,14 @@ quotes:
     # start 2027-06-01 = day 182; order by 2026-12-31 = day 30; ready 30 + 60 + 21 = day 111: 71 days of waiting
     wait = 182 - 30 - 60 - A["install_days"]["datacenter"]
     assert wait == 71
-    cost, cash = owned(price=250_000, nodes=2, ideal=ideal, wall=wall, wait_days=wait, system="dgx-h100", pue=1.25,
-                       tariff=0.10, estimate=False)
-    assert late_days(30, 60, 182 - 30 - 21) == 0.0      # 131 days allowed: beyond the lead time's cap
-    ops = operations("buy", 2, 16, wall)
-    cost.update(operations=ops)
-    cash.update(operations=ops)
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
+        cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=wait, system="dgx-h100", pue=1.25,
+                           tariff=0.10, estimate=False)
+        ops = operations("buy", 2, 16, w)
+        return {**cost, "operations": ops}, {**cash, "operations": ops}
+
+    cost, cash = lines(ideal, wall)
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
     assert_lines(plan["cost_usd"], cost)
     assert_lines(plan["cash_usd"], cash)
     q = plan["quotes"][0]
@@ -299,3 +340,104 @@ quotes:
     start = date(2026, 12, 1) + timedelta(days=A["porting"]["xla"]["pytorch"]["delay_days"])
     assert plan["start"] == start.isoformat()
     assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
+
+
+def test_a_late_finish_priced_at_the_users_rate(tmp_path: Path) -> None:
+    """A rented run of weeks with a deadline five days after its planned finish: lateness is the price of a day
+    (`risk.money.delay_cost_usd_per_day`) × E[days past the deadline], the expectation over the start (the quote's
+    capacity arrives ⌈min(L, cap)⌉ days after the order, L lognormal through its p50 and p90, capped at the
+    `lead_time_cap_quantile`; the run starts when it arrives) and the run scenarios (d_s = ⌈W_s / 24⌉ days,
+    W_s = planned wall / MFU factor) — computed here by hand, exactly, as is P(deadline)."""
+    nodes, rate, p50, p90, price = 1, 5.00, 7, 14, 10_000
+    ideal, wall = hand_hours(params=7e9, tokens=300e9, layers=32, hidden=4096, seq=2048, system="dgx-b200",
+                             nodes=nodes)
+    days = math.ceil(wall / 24)
+    deadline_day = p90 + days + 5
+    deadline = date(2026, 12, 1) + timedelta(days=deadline_day)
+    plan_json = solve(tmp_path, f"""
+name: golden-late
+as_of: 2026-12-01
+workload: {{method: pretrain, params: 7B, tokens: 300B, seq_len: 2048, layers: 32, hidden: 4096}}
+schedule: {{deadline: {deadline}}}
+policy: {{modes: [cloud], accelerators: {{include: [b200]}}}}
+risk: {{money: {{delay_cost_usd_per_day: {price}}}}}
+rules: [{{name: golden, when: {{quote: golden-late, nodes: {{eq: {nodes}}}}}, then: require}}]
+""", f"""
+quotes:
+- {{id: golden-late, system: dgx-b200, mode: cloud, vendor: test, usd_per_gpu_hour: {rate}, max_nodes: 2,
+   lead_time_days: {p50}, lead_time_p90_days: {p90}, quoted_on: 2026-11-20, valid_until: 2027-03-31, kind: list,
+   source: test}}
+""")
+    plan = plan_json
+    gpus = 8 * nodes
+    assert plan["start"] == (date(2026, 12, 1) + timedelta(days=p90)).isoformat()    # planned at the p90 lead
+
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
+        billed = A["money"]["cloud_min_billed_hours"]
+        got = {"compute": rate * gpus * max(i, billed), "failure_rework": rate * gpus * (max(w, billed) - max(i, billed)),
+               "operations": operations("cloud", nodes, gpus, w)}
+        return got, dict(got)
+
+    cost, cash = lines(ideal, wall)
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
+    # The start law: P(S = x) for whole days x, S = ⌈min(L, cap)⌉.
+    n = NormalDist()
+    mu, sigma = math.log(p50), math.log(p90 / p50) / n.inv_cdf(0.9)
+    cap = math.exp(mu + sigma * n.inv_cdf(A["lead_time_cap_quantile"]))
+    last = math.ceil(cap)
+    at_most = [n.cdf((math.log(x) - mu) / sigma) if x > 0 else 0.0 for x in range(last)] + [1.0]
+    p_start = [at_most[0]] + [at_most[x] - at_most[x - 1] for x in range(1, last + 1)]
+    run_days = np.maximum(1, np.ceil(wall * mfu_multipliers() / 24 - 1e-9))
+    late = sum(p * float(np.maximum(0, x + run_days - deadline_day).mean()) for x, p in enumerate(p_start) if p > 0)
+    on_time = sum(p * float((x + run_days <= deadline_day).mean()) for x, p in enumerate(p_start) if p > 0)
+    assert 0.5 < late and 0.5 < on_time < 0.95, "the test's deadline should leave the outcome uncertain"
+    cost["lateness"] = price * late
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)        # lateness is a cost, never paid to anyone in the plan
+    risk = plan["risk"]
+    assert risk["p_deadline"] == pytest.approx(on_time, abs=1e-4)   # JSON keeps four digits
+    assert risk["late_days_expected"] == pytest.approx(late, abs=1e-4)
+
+
+def test_a_tier_the_run_outlasts_bills_the_hours_past_its_term_at_the_rate_after_it(tmp_path: Path) -> None:
+    """A reserved tier sold for at most `max_term_months`: the run's hours within the term at the tier's price, the
+    hours past it at `after_term_usd_per_gpu_hour` (the provider's rate beyond the tier), never at the tier's — in the
+    planned lines and in every scenario of the run length — and the plan says so (a TERM warning naming the next
+    tier)."""
+    rate, after, commit, term = 5.00, 7.00, 0.25, 0.4
+    ideal, wall = hand_hours(params=7e9, tokens=300e9, layers=32, hidden=4096, seq=2048, system="dgx-b200", nodes=1)
+    term_h = term * HOURS_PER_MONTH
+    assert ideal > term_h, "the run must outlast the tier's term"
+    plan = solve(tmp_path, """
+name: golden-term
+as_of: 2026-12-01
+workload: {method: pretrain, params: 7B, tokens: 300B, seq_len: 2048, layers: 32, hidden: 4096}
+policy: {modes: [cloud], accelerators: {include: [b200]}}
+rules: [{name: golden, when: {quote: golden-term, nodes: {eq: 1}}, then: require}]
+""", f"""
+quotes:
+- {{id: golden-term, system: dgx-b200, mode: cloud, vendor: test, usd_per_gpu_hour: {rate}, contract: reserved,
+   commit_months: {commit}, max_term_months: {term}, after_term_usd_per_gpu_hour: {after}, next_tier: golden-longer,
+   max_nodes: 2, lead_time_days: 7, lead_time_p90_days: 10, quoted_on: 2026-11-20, valid_until: 2027-03-31,
+   kind: list, source: test}}
+""")
+    gpus = 8
+    floor = max(commit * HOURS_PER_MONTH, A["money"]["cloud_min_billed_hours"])
+
+    def billed(h: float) -> float:
+        h = max(h, floor)
+        return gpus * (rate * min(h, term_h) + after * max(0.0, h - term_h))
+
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
+        got = {"compute": billed(i), "failure_rework": billed(w) - billed(i),
+               "operations": operations("cloud", 1, gpus, w)}
+        return got, dict(got)
+
+    cost, cash = lines(ideal, wall)
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)
+    beyond = wall / HOURS_PER_MONTH - term
+    assert any(w.startswith(f"TERM: quote golden-term's price covers {term:.1f} months; the planned run's last "
+                            f"{beyond:.1f} months are billed at ${after:,.2f}/GPU-h") and "golden-longer" in w
+               for w in plan["warnings"]), plan["warnings"]

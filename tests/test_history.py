@@ -19,7 +19,7 @@ def test_save_then_compare_unchanged_reports_no_change(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--save", str(saved)])
     assert r.exit_code == 0
     data = json.loads(saved.read_text())
-    assert data["schema_version"] == 3 and data["inputs"]["digest"] and data["result"]["plan"]
+    assert data["schema_version"] == 4 and data["inputs"]["digest"] and data["result"]["plan"]
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"], "no temporary file may be left behind"
     r = CliRunner().invoke(main, ["solve", PROBLEM, "--compare-to", str(saved)])
     assert r.exit_code == 0 and "no change" in r.stdout

@@ -168,14 +168,14 @@ TODAY = date(2026, 12, 1)
 SMALL = "tests/programs/small.yaml"
 BOUGHT = ["policy.modes=[buy]", "schedule.deadline=2028-01-31", "budget.max_usd=100M",
           "policy.deadline_confidence=0.9"]
-"""The small program buying its H100 nodes: at 90% the pretraining can be due 2028-01-19 at the earliest (found
+"""The small program buying its H100 nodes: at 90% the pretraining can be due 2028-01-24 at the earliest (found
 by the explanation's search, and checked here one day either side)."""
 
 
 def test_the_boundary_of_a_chance_constrained_deadline() -> None:
-    """Due 2028-01-19 the program exists, passes the checker, and `plan risk` gives every workload at least 90%
+    """Due 2028-01-24 the program exists, passes the checker, and `plan risk` gives every workload at least 90%
     (the same shares the plan reports); the output names them, the same bytes twice; due a day earlier, none."""
-    late = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-19"], today=TODAY)
+    late = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-24"], today=TODAY)
     rep = solve_program(late, Limits(time_limit=30))
     assert rep.outcome.status == OPTIMAL and rep.outcome.plan is not None
     assert program_violations(late, rep.outcome.plan) == []
@@ -189,10 +189,10 @@ def test_the_boundary_of_a_chance_constrained_deadline() -> None:
     assert body["confidence"] == 0.9 and body["scenarios"] == 10_000
     assert {m["workload"]: m["share"] for m in body["met"]} == {w: round(p, 4) for w, p in shares.items()}
     assert "Deadline confidence 90%" in render_program(rep)
-    again = solve_program(load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-19"], today=TODAY),
+    again = solve_program(load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-24"], today=TODAY),
                           Limits(time_limit=30))
     assert json.dumps(program_dict(again), sort_keys=True) == json.dumps(program_dict(rep), sort_keys=True)
-    early = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-18"], today=TODAY)
+    early = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-23"], today=TODAY)
     out, _engine = optimise(program_data(early), Limits(time_limit=30))
     assert out.status == INFEASIBLE
 
@@ -200,7 +200,7 @@ def test_the_boundary_of_a_chance_constrained_deadline() -> None:
 def test_the_checker_refuses_a_plan_that_misses_at_the_confidence() -> None:
     """The plan chosen without a confidence meets the pretraining's deadline in fewer than 90% of the scenarios
     (`plan risk` says so); the checker, asked about the same plan under 0.9, names it."""
-    sets = [s for s in BOUGHT if "confidence" not in s] + ["workloads.pre.schedule.deadline=2028-01-19"]
+    sets = [s for s in BOUGHT if "confidence" not in s] + ["workloads.pre.schedule.deadline=2028-01-24"]
     plain = load_program(SMALL, sets, today=TODAY)
     rep = solve_program(plain, Limits(time_limit=30))
     assert rep.outcome.plan is not None and "deadline_confidence" not in program_dict(rep)["program"]
@@ -217,7 +217,7 @@ def test_out_of_rounds_is_unknown_never_a_plan_that_misses(monkeypatch: pytest.M
     import solver.solve.program as solving
 
     monkeypatch.setattr(solving, "MAX_CHANCE_ROUNDS", 1)
-    pp = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-19"], today=TODAY)
+    pp = load_program(SMALL, BOUGHT + ["workloads.pre.schedule.deadline=2028-01-24"], today=TODAY)
     out, _engine = optimise(program_data(pp), Limits(time_limit=30))
     assert out.status == "unknown" and out.plan is None
     rep = solve_program(pp, Limits(time_limit=30))

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from cli import main
 from solver.answers.program import solve_program
-from solver.answers.program_risk import simulate
+from solver.answers.program_risk import prepare_plan, simulate
 from solver.answers.risk import draws_for
 from solver.estimate.uncertainty import GROUPS
 from solver.inputs.catalog import load_catalog
@@ -53,7 +53,7 @@ def bought():
 def test_at_the_medians_the_program_runs_as_planned(bought) -> None:
     """Median MFU, median interruptions, median lead times (earlier than the planned p90: the order names the
     planned delivery day) and median porting: every workload finishes on its planned day. The cost of a plan on a
-    list-price cloud quote is its planned cost; a bought estimate quote costs less than planned (the planner adds
+    list-price cloud quote is its planned cost (the plan's cost less the runs' expected extra hours); a bought estimate quote costs less than planned (the planner adds
     the estimated-price premium, the median price factor is below its mean)."""
     pp = load_program(SMALL, today=TODAY)
     rep = solve_program(pp, LIMITS)
@@ -61,8 +61,13 @@ def test_at_the_medians_the_program_runs_as_planned(bought) -> None:
         sim = simulate(program, report, _held(program))
         for r in report.outcome.plan.runs:
             assert set(sim.finish[r.workload].tolist()) == {r.end_day}, r.workload
+    # The plan prices each rented run at its mean over the run scenarios: its planned lines plus `throughput`.
+    extra = sum(r.point.fixed.cost.get("throughput", 0.0) +
+                r.run.candidate.nodes * r.point.per_node[r.run.candidate.quote].cost.get("throughput", 0.0)
+                for r in prepare_plan(pp, rep).runs)
+    assert extra > 0
     cloud = simulate(pp, rep, _held(pp)).cost
-    assert np.allclose(cloud, rep.outcome.plan.cost_usd, rtol=1e-3)
+    assert np.allclose(cloud, rep.outcome.plan.cost_usd - extra, rtol=1e-3)
     bp, brep = bought
     assert any(load_catalog([]).quotes[p.quote.quote].kind == "estimate" for p in brep.outcome.plan.purchases)
     assert (simulate(bp, brep, _held(bp)).cost < brep.outcome.plan.cost_usd).all()

@@ -154,7 +154,7 @@ def _drops(tmp: Path, quotes: list[dict[str, Any]], problem: dict[str, Any] = BA
     p = _load(problem, quotes, tmp)
     ctx = prepare(p, SolveSettings())
     (o,) = ctx.universe.options
-    reducer = reducer_for(p, o, ctx.unit)
+    reducer = reducer_for(p, o, ctx.unit, ctx.screen.outlook)
     assert reducer is not None
     return {pt.n: reducer.dropped(pt) for pt in o.points if pt.workable}
 
@@ -201,7 +201,7 @@ def test_a_rule_on_cost_switches_the_reduction_off(tmp_path: Path) -> None:
     p = _load({**BASE, "rules": [{"name": "cap", "when": {"cost": {"gt": 1e9}}, "then": "forbid"}]},
               [_rented(0, 3.0, 4), _rented(1, 3.5, 16)], tmp_path)
     ctx = prepare(p, SolveSettings())
-    assert reducer_for(p, ctx.universe.options[0], ctx.unit) is None
+    assert reducer_for(p, ctx.universe.options[0], ctx.unit, ctx.screen.outlook) is None
 
 
 @pytest.mark.parametrize("example", ["datacenter.yaml", "finetune-70b.yaml"])
@@ -239,7 +239,7 @@ def test_a_dearer_faster_purchase_is_kept_only_for_earlier_starts(tmp_path: Path
     p = _load(problem, [_bought(0, 300_000, 120), _bought(1, 360_000, 10)], tmp_path)
     ctx = prepare(p, SolveSettings())
     (o,) = ctx.universe.options
-    reducer = reducer_for(p, o, ctx.unit)
+    reducer = reducer_for(p, o, ctx.unit, ctx.screen.outlook)
     assert reducer is not None
     a = p.assumptions.values
     cheap, fast = (max(o.ready_day, option_quote_ready(p.catalog.quotes[q], o, a)) for q in ("rq-00", "rq-01"))
@@ -261,34 +261,6 @@ def test_a_dearer_faster_purchase_is_kept_only_for_earlier_starts(tmp_path: Path
     assert len(seen) >= 2, "the deadline should split the points"
 
 
-def test_slip_column_is_slip_units_at_every_start() -> None:
-    """The presolve's slip matrix stops evaluating a quote's premium once its allowance reaches the lead time's cap;
-    every entry must still be the premium priced in full at that start (zero past the cap, as
-    `cost.expected_excess_days` says), for bought quotes ordered just in time or on their last day and for rented
-    ones."""
-    from solver.estimate.delivery import allowance_with, slip_for
-    from solver.estimate.options import build_universe
-    from solver.model.money import units
-    from solver.model.timing import slip_column, timing
-
-    problem = load_problem(ROOT / "constraints" / "datacenter.yaml", ["rules=[]"])
-    universe = build_universe(problem)
-    starts = list(range(0, universe.horizon, 7))
-    checked = zero_tail = 0
-    for o in universe.options:
-        for q in o.quotes:
-            for delay in (0, 30):
-                t = timing(problem, o, q)
-                column = slip_column(problem, t, starts, delay, 1000)
-                a = problem.assumptions.values
-                full = [units(slip_for(q, a, a.money, allowance_with(q, f, delay, t.offset, t.install, t.order_by)),
-                              1000) for f in starts]
-                assert column == full, q.id
-                checked += 1
-                zero_tail += column[-1] == 0 and any(column)
-    assert checked > 100 and zero_tail > 10
-
-
 @settings(max_examples=max(5, EXAMPLES // 2), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(cases(), st.sampled_from(["budget.max_usd", "schedule.deadline", None]), st.sampled_from(["cost", "cash",
@@ -298,7 +270,8 @@ def test_r1_in_explanation_models_keeps_every_minimum(tmp_path: Path, case: tupl
     """An explanation model solved once under a known set of groups uses R1 when they enforce all it relies on
     (`reduce.r1_holds`: one fabric per job, every capacity, the earliest start, every rule). A budget's or a
     deadline's relaxation is such a set: with that group dropped, the minimum cost, cash or finish of each pair is
-    the same as over every quote at every point (`reduce=False`), and so is feasibility."""
+    the same as over every quote at every point (`reduce=False`, the same groups known: both models charge a quote
+    used alone in one term), and so is feasibility."""
     from solver.model.builder import build
     from solver.model.reduce import r1_holds
 
@@ -315,7 +288,7 @@ def test_r1_in_explanation_models_keeps_every_minimum(tmp_path: Path, case: tupl
 
         values = []
         for reduce in (True, False):
-            b = build(p, sub, ctx.screen, ctx.unit, guard="assume", reduce=reduce, active=active if reduce else None,
+            b = build(p, sub, ctx.screen, ctx.unit, guard="assume", reduce=reduce, active=active,
                       usable=usable if reduce else None)
             b.model.add_assumptions([b.lits[g] for g in active if g in b.lits])
             expr = {"cost": b.cost, "cash": b.cash, "finish": b.finish}[quantity]

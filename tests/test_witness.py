@@ -419,10 +419,10 @@ def test_a_written_down_plan_is_never_counted_below_the_model(tmp_path: Path, ca
 
 
 def test_a_rented_plan_is_counted_as_the_model_counts_it(tmp_path: Path) -> None:
-    """Rented capacity neither waits nor slips (no delay cost here): the model's least cash for one quote supplying
-    the point is its fixed lines and its per-node lines, each rounded up, and the witness counts exactly that — a
-    plan at that budget is affordable, one unit below it is not. The count used to add a unit per node instead,
-    and turned away plans up to 2n units under the budget."""
+    """Rented capacity never waits (and cash has no lateness): the model's least cash for one quote supplying the
+    point is its fixed and per-node lines rounded up once (a plan on one quote is charged as a whole), and the
+    witness counts exactly that — a plan at that budget is affordable, one unit below it is not. The count used to
+    add a unit per node instead, and turned away plans up to 2n units under the budget."""
     from solver.answers.witness import _affordable
     from solver.model.money import units
     from test_reduce import BASE, _rented
@@ -438,7 +438,7 @@ def test_a_rented_plan_is_counted_as_the_model_counts_it(tmp_path: Path) -> None
             least = _least_spend(ctx, b, i, q.id, True)
             if least is None:
                 continue
-            by_hand = units(pt.fixed.total_cash, ctx.unit) + pt.n * units(pt.per_node.cash(q.id), ctx.unit)
+            by_hand = units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), ctx.unit)
             assert least == by_hand, (pt.n, q.id)
             assert _affordable(ctx, pt, [(q, pt.n)], 0, least * ctx.unit), (pt.n, q.id)
             assert not _affordable(ctx, pt, [(q, pt.n)], 0, (least - 1) * ctx.unit), (pt.n, q.id)
@@ -499,7 +499,7 @@ def test_hardware_that_waits_is_charged_its_wait_once(tmp_path: Path, lead: int)
     plan = result.plan
     assert plan is not None and [(q.id, q.wait_days) for q in plan.quotes] == [("rq-00", 64)]
     ctx = prepare(p, SolveSettings(alternatives=False))
-    best = brute_force(p, ctx.universe, ctx.unit, cost_hi=universe_ceiling(p, ctx.universe, ctx.unit))
+    best = brute_force(p, ctx.universe, ctx.unit, cost_hi=universe_ceiling(p, ctx.universe, ctx.unit, ctx.screen.outlook))
     assert best is not None and plan.model_cost_units == best.cost_units
     # Rounding up adds less than a unit per cost term and node; the wait counted twice added thousands.
     assert 0 <= plan.model_cost_units * plan.unit - plan.total_cost < 20 * plan.unit

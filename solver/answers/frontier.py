@@ -6,13 +6,9 @@ finish bounded by a date d, minimise the risk-adjusted completion cost; the opti
 Every other limit of the problem stays (the budget, the site, the policy); the deadline is the axis, so it is
 replaced by the date being asked about, and points after the user's own deadline are marked.
 
-`plan frontier` samples dates between the fastest possible finish and the cheapest plan's finish. `plan solve`
-shows the chosen plan's two neighbours:
-- faster: the cheapest plan that finishes at least one day earlier (the problem with its deadline moved to the
-  day before the chosen finish);
-- cheaper: the fastest plan that costs less than the chosen one, whatever the deadline (finish first, then cost,
-  under a cost cap one money unit below the chosen plan's): what the deadline, or the chosen finish, costs.
-Pairs whose best plan already answers a question are not solved again.
+`plan frontier` samples dates between the fastest possible finish and the cheapest plan's finish. Days late are
+still counted from the user's own deadline (`schedule.late_after`), so every point's cost is the same risk-adjusted
+completion cost as the chosen plan's, and each point carries its chance of meeting that deadline.
 """
 
 from __future__ import annotations
@@ -23,20 +19,16 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from ..estimate.options import Point
 from ..inputs.overrides import Change
 from ..inputs.problem import Problem
-from ..model.money import units
-from ..model.screening import Screen
 from ..solve.engine import OPTIMAL
 from ..solve.forked import fork_map
-from ..solve.pipeline import (Best, Context, SolveSettings, best_only, prepare, processes_for_problem, solve_pair,
-                              solve_problem)
-from ..solve.plan import Plan, Result
+from ..solve.pipeline import Best, SolveSettings, best_only, prepare, processes_for_problem, solve_problem
+from ..solve.plan import Plan
+from .risk import deadline_chance
 
 log = logging.getLogger(__name__)
 
-DEADLINE = "schedule.deadline"
 
 MAX_POINTS = 60
 """Most dates `plan frontier` solves for: each is a complete proven solve."""
@@ -49,6 +41,11 @@ class FrontierPoint:
     plan: Plan
     within_deadline: bool
     proven: bool = True
+    p_deadline: float | None = None
+    """Its chance of meeting your deadline over the scenarios (None without a deadline)."""
+    chosen: bool = False
+    """Whether it is the plan `plan solve` chooses: the frontier's point at your deadline (the ε-constraint at the
+    deadline is the problem itself), or the cheapest point when that finishes by it."""
 
     @property
     def finish(self) -> date:
@@ -63,16 +60,37 @@ def _origin(what: str) -> str:
     return f"frontier: {what}"
 
 
+def _objective(problem: Problem, objective: str) -> Any:
+    """The problem's objective for a frontier what-if: `time`, or its own cost objective (the price of lateness and
+    the CVaR weight kept; no value of time, which the frontier's axis is)."""
+    obj = problem.spec.objective
+    if objective == "time" or isinstance(obj, str):
+        return objective
+    return {k: v for k, v in obj.model_dump().items() if k in ("late_usd_per_day", "cvar_weight") and v is not None} \
+        or "cost"
+
+
+def _keep_lateness(problem: Problem) -> list[Change]:
+    """Lateness stays counted from your own deadline when the frontier moves it (`schedule.late_after`)."""
+    s = problem.spec.schedule
+    if s.deadline is None or s.late_after is not None:
+        return []
+    return [Change(("schedule", "late_after"), s.deadline.isoformat(), _origin("lateness from your deadline"))]
+
+
 def without_deadline(problem: Problem, objective: str = "cost") -> Problem:
-    """The problem with the finish date free (and the cost objective unless asked otherwise)."""
-    changes = [Change(("objective",), objective, _origin(f"objective {objective}"))]
+    """The problem with the finish date free (and the cost objective unless asked otherwise); days late still
+    counted from your deadline."""
+    changes = [Change(("objective",), _objective(problem, objective), _origin(f"objective {objective}"))]
     if problem.spec.schedule.deadline is not None:
+        changes += _keep_lateness(problem)
         changes.append(Change(("schedule", "deadline"), None, _origin("deadline free")))
     return problem.with_changes(changes)
 
 
 def with_deadline(problem: Problem, day: date) -> Problem:
-    return problem.with_changes([Change(("objective",), "cost", _origin("objective cost")),
+    return problem.with_changes([Change(("objective",), _objective(problem, "cost"), _origin("objective cost")),
+                                 *_keep_lateness(problem),
                                  Change(("schedule", "deadline"), day.isoformat(), _origin(f"deadline {day}"))])
 
 
@@ -112,17 +130,43 @@ def frontier(problem: Problem, settings: SolveSettings, points: int = 12) -> lis
     assert fastest.plan is not None
     first, last = fastest.plan.finish, cheapest.plan.finish
     span = (last - first).days
-    days = sorted({first + timedelta(days=round(span * k / (points - 1))) for k in range(points)})
-    inner = [day for day in days if day < last]
+    days = {first + timedelta(days=round(span * k / (points - 1))) for k in range(points)}
+    deadline = problem.spec.schedule.deadline
+    if deadline is not None and first <= deadline < last:
+        days.add(deadline)          # the chosen plan's own point
+    inner = sorted(day for day in days if day < last)
     dated = [with_deadline(problem, day) for day in inner]
     solved = dict(zip(inner, fork_map(winner, dated, processes_for_problem(problem, settings, len(dated))),
                       strict=True))
     found: dict[tuple[date, str], FrontierPoint] = {}
-    for day in days:
+    for day in sorted(days):
         r = solved.get(day, cheapest)
         if r.plan is not None:
             found[(r.plan.finish, r.plan.option)] = _point(problem, r.plan, r.status == OPTIMAL)
-    return pareto(list(found.values()))
+    chosen = _chosen(deadline, solved, cheapest)
+    return _with_chances(problem, settings, pareto(list(found.values())), chosen)
+
+
+def _chosen(deadline: date | None, solved: dict[date, Best], cheapest: Best) -> Plan | None:
+    """The plan the problem itself chooses: the winner at the deadline, or the cheapest when it finishes by it."""
+    if deadline is None or (cheapest.plan is not None and cheapest.plan.finish <= deadline):
+        return cheapest.plan
+    at = solved.get(deadline)
+    return at.plan if at is not None else None
+
+
+def _with_chances(problem: Problem, settings: SolveSettings, points: list[FrontierPoint],
+                  chosen: Plan | None) -> list[FrontierPoint]:
+    """The points with their chance of meeting your deadline (`risk.deadline_chance`, on the problem's own
+    points) and the chosen one marked."""
+    ctx = prepare(problem, settings) if problem.spec.schedule.deadline is not None else None
+    out = []
+    for pt in points:
+        p = deadline_chance(ctx, pt.plan)[0] if ctx is not None else None
+        mark = chosen is not None and (pt.plan.option, pt.plan.nodes, pt.plan.finish) == \
+            (chosen.option, chosen.nodes, chosen.finish)
+        out.append(dataclasses.replace(pt, p_deadline=p, chosen=mark))
+    return out
 
 
 def pareto(candidates: list[FrontierPoint]) -> list[FrontierPoint]:
@@ -134,165 +178,4 @@ def pareto(candidates: list[FrontierPoint]) -> list[FrontierPoint]:
     return out
 
 
-def _pairs_to_solve(result: Result, keep: Any) -> tuple[list[Plan], list[Plan]]:
-    """(the best plans of pairs that must be solved again, plans that already answer the question as they are)."""
-    plans = ([result.plan] if result.plan else []) + [a.plan for a in result.alternatives]
-    return [p for p in plans if not keep(p)], [p for p in plans if keep(p)]
-
-
-def _best(ctx: Context, pairs: list[str], forced: Any = None, cost_hi: int | None = None) -> tuple[Plan | None, bool]:
-    """The best plan over some pairs of a context (by the context's objective; `cost_hi` overrides the cost ceiling
-    when a forced cap bounds the cost), and whether all were proven. No tie-break phase: a neighbour is shown by
-    its date and cost, which every optimum shares, and one worker with a fixed seed finds the same plan every time."""
-    best: tuple[int, str, Plan] | None = None
-    proven = True
-    cost_hi = ctx.cost_hi() if cost_hi is None else cost_hi
-    known = set(ctx.universe.pairs())
-    for pair in pairs:
-        if pair not in known:
-            continue
-        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, forced=forced)
-        proven = proven and out.status in (OPTIMAL, "infeasible")
-        if out.plan is not None and out.objective is not None and (best is None or (out.objective, pair) <
-                                                                   (best[0], best[1])):
-            best = (out.objective, pair, out.plan)
-    return (best[2] if best else None), proven
-
-
-def faster_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
-    """The cheapest plan finishing at least a day before the chosen one (see module docstring)."""
-    chosen = result.plan
-    problem = ctx.problem
-    if chosen is None or chosen.finish - timedelta(days=1) <= problem.earliest_start:
-        return None
-    day = chosen.finish - timedelta(days=1)
-    redo, settled = _pairs_to_solve(result, lambda p: p.finish <= day)
-    tight = with_deadline(problem, day)
-    universe = dataclasses.replace(ctx.universe, deadline_day=(day - problem.as_of).days)
-    sub = prepare(tight, ctx.settings, estimates=ctx.estimates, unit=ctx.unit, engine=ctx.engine, universe=universe)
-    candidates = list(settled)
-    proven = True
-    # A tighter deadline never makes a pair cheaper: a pair whose best plan today costs no less than the best
-    # candidate so far cannot beat it, so pairs are solved cheapest first and the rest skipped.
-    for old in sorted(redo, key=lambda p: (p.total_cost, p.pair)):
-        if candidates and old.total_cost >= min(c.total_cost for c in candidates):
-            break
-        plan, ok = _best(sub, [old.pair])
-        proven = proven and ok
-        if plan is not None:
-            candidates.append(plan)
-    if not candidates:
-        return None
-    best = min(candidates, key=lambda p: (p.total_cost, p.finish, p.option))
-    return _point(problem, best, proven)
-
-
-def cheaper_neighbour(ctx: Context, result: Result) -> FrontierPoint | None:
-    """The fastest plan costing less than the chosen one, whatever the deadline (see module docstring).
-
-    A pair that has no plan for a proven reason that does not involve the deadline has none without it either
-    (the conflict still holds), so only the other pairs are searched."""
-    chosen = result.plan
-    if chosen is None:
-        return None
-    blocked = {f"{e.accelerator}/{e.mode}" for e in result.excluded if e.mode and e.system is None and e.proven
-               and e.reasons and all(r.group is not None and r.group != DEADLINE for r in e.reasons)}
-    problem = ctx.problem
-    free = without_deadline(problem, "time")
-    contexts: dict[int | None, Context] = {}
-
-    def context(window: int | None) -> Context:
-        """The problem without its deadline, or with the finish held to `window` (a day)."""
-        if window not in contexts:
-            p = free if window is None else free.with_changes(
-                [Change(("schedule", "deadline"), (problem.as_of + timedelta(days=window)).isoformat(),
-                        _origin(f"finish window {window} days"))])
-            universe = dataclasses.replace(ctx.universe, deadline_day=window)   # the same points
-            contexts[window] = prepare(p, ctx.settings, estimates=ctx.estimates, unit=ctx.unit, engine=ctx.engine,
-                                       universe=universe)
-        return contexts[window]
-
-    sub = context(None)
-    cap = units(chosen.total_cost, ctx.unit) - 1
-    chosen_day = (chosen.finish - problem.as_of).days
-
-    # Branch and bound over pairs: each pair's earliest possible finish among its points that could cost less; pairs
-    # in that order, and none whose earliest finish is after the best plan found. The cap bounds every plan's cost,
-    # so it is the ceiling the time objective needs (finish first, then cost).
-    firsts = sorted((f, p) for p in sub.universe.pairs()
-                    if p not in blocked and (f := _first_finish(sub, ctx.screen, p, cap)) is not None)
-    best: tuple[int, str, Plan] | None = None
-    proven = True
-    for first, pair in firsts:
-        if best is not None and first > best[0]:
-            break
-        for window in _windows(first, chosen_day, best[0] if best else None, sub.universe.horizon,
-                               problem.spec.policy.deadline_confidence is None):
-            c = context(window)
-            out = solve_pair(c, c.universe.subset(pair), cap, tie_break=False, cost_cap=cap)
-            if out.status != "infeasible" or window is None or best is not None:
-                break
-        proven = proven and out.status in (OPTIMAL, "infeasible")
-        if out.plan is not None and out.objective is not None and (
-                best is None or ((out.plan.finish - problem.as_of).days, out.plan.total_cost, pair) <
-                (best[0], best[2].total_cost, best[1])):
-            best = ((out.plan.finish - problem.as_of).days, pair, out.plan)
-    if best is None or best[2].total_cost >= chosen.total_cost:
-        return None
-    return _point(problem, best[2], proven)
-
-
-WINDOWS = (30, 120, 365)
-"""Days after the chosen plan's finish (or a pair's earliest finish, if later) to which the cheaper neighbour's search
-first holds the finish, widening in turn, then unheld."""
-
-
-def _windows(first: int, chosen: int, best: int | None, horizon: int, allowed: bool) -> list[int | None]:
-    """The finish limits under which a pair is searched for the cheaper neighbour, in order.
-
-    Minimising the finish, a plan found with finish ≤ w is optimal without the limit as well: every plan the limit
-    leaves out finishes later. A limited model is much smaller with a marketplace catalog — no planned start, wait or
-    slip step past w, no quote too late for w — so the search first holds the finish near the chosen plan's and
-    widens only when the pair has no plan within it. Once a plan is known, a pair is searched only up to its finish
-    (a pair that has nothing by then cannot beat it), which is also a proof. Without the limits when the problem has
-    a deadline confidence (a deadline would bring its chance constraint back)."""
-    if not allowed:
-        return [None]
-    if best is not None:
-        return [best] if best < horizon else [None]
-    base = max(first, chosen)
-    return [w for w in (base + d for d in WINDOWS) if w < horizon] + [None]
-
-
-def _first_finish(ctx: Context, screen: Screen, pair: str, cap: int) -> int | None:
-    """A lower bound on the finish day of the pair's plans that cost at most `cap` units (every group but the
-    deadline enforced); None when none can (by the point bounds; everything is a candidate when they are off).
-
-    Points are ruled out by `screen`, the screen of the problem with its deadline, through the reasons that do not
-    involve the deadline: they hold without it, and the solve has computed them already (a screen of the problem
-    without a deadline would compute them all again). Reasons it does not list only leave a point in, which can
-    only lower the bound."""
-    if not ctx.bounds.sound:
-        return 0
-    # No plan at a point starts before its option is ready (rule delays only add days): points are visited by that
-    # earliest finish, and the search stops at the first whose earliest finish is no better than the best bound.
-    order = sorted(((o.ready_day + pt.days, k, pt) for o in ctx.universe.subset(pair).options
-                    for k, pt in enumerate(o.points) if pt.workable and pt.fits), key=lambda e: (e[0], e[1]))
-    first: int | None = None
-    for earliest, _k, pt in order:
-        if first is not None and earliest >= first:
-            break
-        if not _out_without_deadline(screen, pt):
-            low = ctx.bounds.point_lower(pt, cost_cap=cap)
-            if low is not None:
-                first = low[2] if first is None else min(first, low[2])
-    return first
-
-
-def _out_without_deadline(screen: Screen, pt: Point) -> bool:
-    return pt.n < screen.facts(pt.option).min_nodes or any(
-        DEADLINE not in item for item in screen.violations(pt, budget=False))
-
-
-__all__ = ["FrontierPoint", "frontier", "pareto", "faster_neighbour", "cheaper_neighbour",
-           "without_deadline", "with_deadline"]
+__all__ = ["FrontierPoint", "frontier", "pareto", "without_deadline", "with_deadline"]

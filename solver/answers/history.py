@@ -116,7 +116,8 @@ def old_plan_today(ctx: Context, old: dict[str, Any]) -> dict[str, Any] | None:
                                                                 pt.power_kw) if names_quote(rule, alloc))
     ready = {q.id: option_quote_ready(q, opt, a) for q in opt.quotes}
     start = max([opt.ready_day + delay, u.earliest_day] + [ready[q] + delay for q in alloc])
-    plan = make_plan(problem, u, Decision(opt.id, pt.n, tuple(sorted(alloc.items())), start, 0), ctx.unit)
+    plan = make_plan(problem, u, Decision(opt.id, pt.n, tuple(sorted(alloc.items())), start, 0), ctx.unit,
+                     ctx.screen.outlook)
     bad = violations(problem, u, plan, model_units=False)
     out: dict[str, Any] = {"feasible": not bad, "cost_usd": round(plan.total_cost),
                            "finish": (problem.as_of + timedelta(days=start + pt.days)).isoformat()}

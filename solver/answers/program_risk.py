@@ -151,7 +151,7 @@ def _lines_at(pp: ProgramProblem, c: Candidate, o: Option, pt: Point, wall: np.n
         assert site is not None
         return total + pt.power_kw * site.pue * site.electricity_usd_per_kwh * wall
     q = problem.catalog.quotes[c.quote]
-    grid = sorted({lo, hi, *(k for k in wall_kinks(a.money, q.commit_months, 0.0) if lo < k < hi)})
+    grid = sorted({lo, hi, *(k for k in wall_kinks(a.money, q.commit_months, 0.0, q.term_hours) if lo < k < hi)})
     pairs = [node_cost_at(o, q, problem, c.nodes, h, 0) for h in grid]
     c0 = CostCurve(np.array(grid), np.array([p[0] for p in pairs]))(wall)
     c1 = CostCurve(np.array(grid), np.array([p[1] for p in pairs]))(wall)

@@ -4,28 +4,40 @@ when nothing works — the minimal conflict and the ways out."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from .. import collect
+from ..estimate.outlook import reference_day
+from ..estimate.scenarios import cvar_weight, late_price
 from ..inputs.problem import Problem
 from ..model.groups import reason, where
 from ..solve.forked import fork_map
 from ..solve.pipeline import Context, SolveSettings, prepare, processes_for, solve_problem
 from ..solve.plan import ExcludedOption, Reason, Result, exclusion_order
 from .conflicts import exclusion_reasons
-from .frontier import cheaper_neighbour, faster_neighbour
 from .unpriced import break_even
 from .relax import explain
-from .risk import risk_table
+from .risk import risk_and_differences
+from .steps import confidence_steps
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How the objective prices the risk of this problem (what the report says next to its figures)."""
+
+    late_usd_per_day: float
+    cvar_weight: float
+    late_after_day: int | None
+    """The day from which days are late (your deadline, or `schedule.late_after`), from as_of."""
 
 
 @collect.paused()
 def explained(ctx: Context, result: Result) -> Result:
     """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
-    explanation; with a plan, its neighbours on the time–cost frontier and the risk of it and its runners-up by
-    scenarios; and the break-even price of every unpriced quote (a new Result; the solve's is not changed)."""
+    explanation; with a plan, the steps up in confidence above it (`steps.py`) and the risk of it and its
+    runners-up by scenarios; and the break-even price of every unpriced quote (a new Result; the solve's is not changed)."""
     if ctx.engine.out_of_time:
         # --max-seconds is spent: every further search would return at once with nothing; say what was found.
         return result
@@ -41,21 +53,22 @@ def explained(ctx: Context, result: Result) -> Result:
     if ctx.engine.out_of_time and out.stopped_by is None:  # the explanation, not the solve, ran out of time
         out = replace(out, stopped_by=ctx.settings.wall_limit)
     extra = dict(result.extra)
+    extra["pricing"] = Pricing(late_price(ctx.problem), cvar_weight(ctx.problem), reference_day(ctx.problem))
     if not ctx.settings.alternatives:
         return replace(out, extra=extra)
     tasks: dict[str, Callable[[], Any]] = {}
     if out.plan is not None:
-        tasks["cheaper"] = lambda: cheaper_neighbour(ctx, out)
-        tasks["faster"] = lambda: faster_neighbour(ctx, out)
-        tasks["risk"] = lambda: risk_table(ctx, out)
+        tasks["steps"] = lambda: confidence_steps(ctx, out)
+        tasks["risk"] = lambda: risk_and_differences(ctx, out)
     for k, q in enumerate(ctx.universe.unpriced):
         tasks[f"unpriced-{k}"] = partial(break_even, ctx.problem, ctx.settings, ctx, out, q)
     # Without a plan the tasks are the break-evens of unpriced quotes, which have no plan to beat: a few ms each,
     # less than a fork costs (1,000 quotes, infeasible: 0.03 s here, 0.04-0.06 s forked).
     done = side_by_side(ctx, tasks, processes_for(ctx, len(tasks)) if out.plan is not None else 1)
     if out.plan is not None:
-        extra["frontier"] = {"faster": done["faster"], "cheaper": done["cheaper"]}
-        extra["risk"] = done["risk"]
+        extra["steps"] = done["steps"]
+        extra["risk"] = done["risk"].stats
+        extra["risk_difference_se"] = done["risk"].difference_std_error
     if ctx.universe.unpriced:
         extra["unpriced"] = [done[f"unpriced-{k}"] for k in range(len(ctx.universe.unpriced))]
     return replace(out, extra=extra)

@@ -154,6 +154,8 @@ def run_unit(unit: SweepUnit) -> SweepRow:
         base = problem.as_of
         risk = {"p_deadline": None if st.p_deadline is None else round(st.p_deadline, 4),
                 "finish_p50": _day(base, st.finish_p50), "finish_p90": _day(base, st.finish_p90),
+                "late_days_expected": round(st.late_days_expected, 4),
+                "objective_usd": round(st.objective), "objective_std_error_usd": round(st.objective_std_error),
                 "cost_expected_usd": round(st.cost_expected),
                 "cost_p90_usd": round(st.cost_p90), "cvar95_usd": round(st.cvar95), "scenarios": st.scenarios,
                 "seed": st.seed}

@@ -4,11 +4,11 @@
 for a purchase or a managed contract, per GPU-hour for the cloud — at which the best plan using the quote scores
 as well as today's chosen plan. Below it, waiting for that hardware wins; above it, it does not.
 
-The price enters every line of a plan affinely (cost.py), so for each node count the plan's cost is A + price·B
-and the break-even of that node count is (today's cost − A)/B: the largest over the node counts the quote can
-supply alone is the closed-form guess. It is then proven on the model, which sees everything the guess ignores
-(budget, splits with other quotes, rounding, rules): the best plan forced to use the quote must win at the price
-and lose one step above it (`price_step`); when it does not, a bisection on forced solves finds the flip. If no
+The price enters every line of a plan affinely (cost.py), so a plan's cost is A + price·B and its break-even is
+(today's cost − A)/B. The search runs on the model, which sees everything (budget, splits with other quotes,
+rounding, rules): from a price at which the best plan forced to use the quote wins, the next price is that plan's
+own break-even — Newton steps on a concave function, a few forced solves (`_newton`) — and the answer must win at
+the price and lose one step above it (`price_step`). If no
 price can win because the hardware cannot be used at all (a rack too hot for the site, a deadline before its
 delivery), the answer is the minimal conflict that rules it out.
 """
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from datetime import timedelta
 from typing import Any
 
-from ..estimate.options import Option, offer_of, option_quote_ready
+from ..estimate.options import Option, offer_of, option_quote_ready, price_key
 from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Quote
 from ..inputs.problem import Problem
-from ..solve.brute import best_at
 from ..solve.pipeline import Context, SolveSettings, prepare
 from ..solve.plan import Plan, Result
 from .conflicts import PairOracle, covering_reason, why_excluded
@@ -59,48 +59,107 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
     if not options:
         out.update(price=None, reasons=[], note="cannot be part of any plan at any price")
         return out
+    chosen = result.plan
+    horizon, unit = wn.ctx.universe.horizon, wn.ctx.unit
+    cap = winning_cap(base, chosen) if chosen is not None else None
+
+    def best(price: float) -> Plan | None:
+        """The best plan forced to use the quote at `price`, if it wins (ranks first against the chosen plan)."""
+        log.info("unpriced break-even: %s at %.2f", q.id, price)
+        assert chosen is not None
+        r = wn.best_forced(t, (q.id, price), tie_break=False, cost_cap=cap)
+        return r[1] if r is not None and ranks_first(r[1], chosen, base, horizon, unit) else None
+
     only = dataclasses.replace(sub.universe.subset(pair), options=tuple(options))
-    oracle = PairOracle(sub, pairs=[pair], forced=forcing(options, q.id), protect=frozenset({q.id}))
-    if not any(pt.workable for o in options for pt in o.points) or \
-            (covering_reason(sub, only) is not None or oracle.status(oracle.all_groups()) != "feasible"):
+
+    def cannot() -> dict[str, Any] | None:
+        """The answer when no plan can use the quote at any price (a minimal conflict that says why), else None."""
         found = why_excluded(sub, only, q.id, forcing(options, q.id), frozenset({q.id}))
         if found.groups or not found.proven:
             out.update(price=None, reasons=list(found.groups), proven=found.proven,
                        note="cannot be part of any plan at any price")
             return out
-    chosen = result.plan
-    if chosen is None:
-        out.update(price=None, note="nothing else satisfies the problem: it would be the plan at any price the "
-                                    "budget allows")
+        return None
+
+    # A reason that covers every point (no forced solve needed) answers at once; otherwise a plan that wins at
+    # (almost) no price proves the quote usable, and only without one is it asked why not.
+    if not any(pt.workable for o in options for pt in o.points) or covering_reason(sub, only) is not None:
+        if (answer := cannot()) is not None:
+            return answer
+    winner = best(step) if chosen is not None else None
+    if winner is None:
+        oracle = PairOracle(sub, pairs=[pair], forced=forcing(options, q.id), protect=frozenset({q.id}))
+        if oracle.status(oracle.all_groups()) != "feasible" and (answer := cannot()) is not None:
+            return answer
+        if chosen is None:
+            out.update(price=None, note="nothing else satisfies the problem: it would be the plan at any price the "
+                                        "budget allows")
+        else:
+            out.update(price=None, note="does not win even at (almost) zero price: its dates or other costs lose")
         return out
-    horizon, unit = wn.ctx.universe.horizon, wn.ctx.unit
-
-    cap = winning_cap(base, chosen)
-
-    def wins(price: float) -> bool:
-        log.info("unpriced break-even: %s at %.2f", q.id, price)
-        r = wn.best_forced(t, (q.id, price), tie_break=False, cost_cap=cap)
-        return r is not None and ranks_first(r[1], chosen, base, horizon, unit)
-
-    if not wins(step):
-        out.update(price=None, note="does not win even at (almost) zero price: its dates or other costs lose")
+    found = _newton(best, winner, step, chosen, lambda plan: _slope(wn.ctx, plan, q))
+    if found is None:
+        out.update(price=None, note="wins at any price searched: other costs do not compete")
         return out
-    guess = max(step, _guess(wn, options, q, chosen, step))
-    if wins(guess):
-        lo, hi = guess, guess + step
-        doublings = 0
-        while wins(hi):
-            lo, hi = hi, hi * 2
-            doublings += 1
-            if doublings > MAX_DOUBLINGS:
-                out.update(price=None, note="wins at any price searched: other costs do not compete")
-                return out
-        lo, hi = bisect_price(lo, hi, step, wins)
-    else:
-        lo, hi = bisect_price(step, guess, step, wins)
+    lo, hi = found
     out.update(price=round(lo, 2), note=f"at {lo:,.2f} or less ({PRICE_UNITS[q.mode]}) it would be the plan; "
                                         f"at {hi:,.2f} it is not")
     return out
+
+
+MAX_NEWTON = 12
+"""Newton steps before the search falls back to bisection (each is one forced solve; two or three usually do)."""
+
+
+def _newton(best: Any, winner: Plan, step: float, chosen: Plan, slope: Any) -> tuple[float, float] | None:
+    """(lo, hi): the largest winning price on the step grid and the next step, which loses; None when the quote
+    wins at every price searched.
+
+    The best forced plan's cost is the least of affine functions of the price (one per plan): concave and rising.
+    From a winning price p with best plan P (cost C at p, s dollars per dollar of price), P's own break-even
+    p + (chosen cost − C)/s is never beyond the root (a concave function lies under its tangents), so the steps
+    rise monotonically and stop at the break-even of the plan that is best there — a few solves, where a bisection
+    from a cent takes a dozen. Ties and the model's rounding are settled on the grid at the end: the price must
+    win, one step above must not; where the step lands on a loser first, a bisection between the last winner and
+    it finds the flip."""
+    lo, plan = step, winner
+    for _ in range(MAX_NEWTON):
+        s = slope(plan)
+        if s <= 0:
+            return None
+        nxt = math.floor((lo + (chosen.total_cost - plan.total_cost) / s) / step + 1e-9) * step
+        if nxt <= lo:
+            nxt = lo + step          # the tangent's root is here: the next step up decides
+        got = best(nxt)
+        if got is None:
+            return bisect_price(lo, nxt, step, lambda p: best(p) is not None)
+        lo, plan = nxt, got
+        if lo > MAX_PRICE_STEPS * step:
+            return None
+    hi = lo * 2
+    doublings = 0
+    while best(hi) is not None:
+        lo, hi = hi, hi * 2
+        doublings += 1
+        if doublings > MAX_DOUBLINGS:
+            return None
+    return bisect_price(lo, hi, step, lambda p: best(p) is not None)
+
+
+MAX_PRICE_STEPS = 10 ** 9
+"""A price this many steps up (ten million dollars per GPU-hour, a trillion per node) wins at any price."""
+
+
+def _slope(ctx: Context, plan: Plan, q: Quote) -> float:
+    """Dollars of the plan's cost per dollar of the quote's price: its nodes on the quote × the per-dollar total of
+    the quote's price key at the plan's point (rules' percentages left out: the grid check settles them)."""
+    nodes = plan.allocation.get(q.id, 0)
+    for o in ctx.universe.options:
+        if o.id == plan.option:
+            for pt in o.points:
+                if pt.n == plan.nodes and pt.time is not None:
+                    return nodes * pt.per_node.key_totals(price_key(q), False)[1]
+    return 0.0
 
 
 def _ready(wn: WhyNot, options: list[Option], q: Quote) -> str:
@@ -108,28 +167,6 @@ def _ready(wn: WhyNot, options: list[Option], q: Quote) -> str:
     a = wn.problem.assumptions.values
     days = [max(o.ready_day, option_quote_ready(q, o, a)) for o in options]
     return (wn.problem.as_of + timedelta(days=min(days))).isoformat() if days else ""
-
-
-def _guess(wn: WhyNot, options: list[Option], q: Quote, chosen: Plan, step: float) -> float:
-    """The closed-form break-even over the node counts the quote supplies alone (see module docstring), on the
-    price grid; 0 when none is feasible."""
-    problem, ctx = wn.problem, wn.ctx
-    best = 0.0
-    for o in options:
-        for pt in o.points:
-            if not pt.workable or q.id not in pt.per_node or not (q.min_nodes <= pt.n <= q.max_nodes):
-                continue
-            if best_at(pt, problem, ctx.universe, ctx.unit) is None and len(o.quotes) == 1:
-                continue
-            key_cost = pt.per_node.cost(q.id)
-            _t0, t1 = pt.per_node.key_totals((q.commit_months, False), False)
-            slope = pt.n * t1
-            if slope <= 0:
-                continue
-            fixed = pt.fixed.total_cost + pt.n * key_cost - slope * step
-            p = (chosen.total_cost - fixed) / slope
-            best = max(best, p)
-    return max(0.0, (best // step) * step)
 
 
 def ask(problem: Problem, target: str, settings: SolveSettings) -> dict[str, Any]:

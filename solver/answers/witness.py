@@ -4,7 +4,7 @@ Shrinking a conflict asks, group by group, "with this one switched off, is there
 and a plan that shows it can often be written down: one point no point-local reason excludes, and quotes ready in
 time that can supply its nodes — one quote alone, or every usable quote of a few fabrics — within their enforced
 capacities and minimum sizes, and, with the budget active, a plan whose cost counted from above (every term
-rounded up, the slip premium at its planned start, the cost of hardware waiting for it) is within the budget. The
+rounded up, the lateness of its quotes together, the cost of hardware waiting for it) is within the budget. The
 check is sound (a yes is a plan of the model) and incomplete (a no leaves the question to CP-SAT); with a rule or a
 deadline confidence active it always says no, since those couple the plan in ways it does not count.
 """
@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate.delivery import order_by_day, quote_slip, ready_offset, wait_days
+from ..estimate.delivery import order_by_day, ready_offset, wait_days
 from ..estimate.options import Point, Universe, option_quote_ready
+from ..model.builder import plan_units
 from ..model.groups import capacity_quote
 from ..model.money import floor_units, units
 from ..solve.pipeline import Context
@@ -148,9 +149,10 @@ def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest:
     """The plan's cash (or cost) as the model counts it, from above, is within the budget in money units.
 
     Each model term is rounded up to the unit (`money.units`), and so is each term here, the same way or more:
-    the point's fixed lines once, each quote's per-node lines per node (a one-quote option's model rounds
-    fixed + n·per-node once, which is no more), the slip premium at the planned start (the model's is at the same
-    start, a candidate of its), and each waiting quote's per-node wait cost per node. Rounding the dollar sum and
+    a plan that takes all its nodes from one quote, its lines once (`builder.plan_units`, as the model charges it);
+    a split, the point's fixed lines once and each quote's per-node lines per node, the lateness of the plan's quotes together at its planned start (the
+    model charges no more: the largest of their alone figures, or the cut of this very set), and each waiting
+    quote's per-node wait cost per node. Rounding the dollar sum and
     adding one unit per node instead over-counted by up to 2n units: $6.4M at 3,200 nodes and a $1k unit, which
     left plans $5M under a $150M budget to a 30-second minimisation (a deadline at 100,000 quotes)."""
     problem, unit = ctx.problem, ctx.unit
@@ -159,14 +161,18 @@ def _affordable(ctx: Context, pt: Point, alloc: list[tuple[Any, int]], earliest:
     cls = o.accel.cls
     cash = problem.spec.budget.applies_to == "cash"
     limit = floor_units(budget, unit)
-    spent = units(pt.fixed.total_cash if cash else pt.fixed.total_cost, unit) + sum(
-        x * units(pt.per_node.cash(q.id) if cash else pt.per_node.cost(q.id), unit) for q, x in alloc)
+    if len(alloc) == 1:   # all n nodes from one quote: the model rounds the plan's lines up once
+        spent = plan_units(pt, alloc[0][0].id, unit)[1 if cash else 0]
+    else:
+        spent = units(pt.fixed.total_cash if cash else pt.fixed.total_cost, unit) + sum(
+            x * units(pt.per_node.cash(q.id) if cash else pt.per_node.cost(q.id), unit) for q, x in alloc)
     if spent > limit:
         return False   # over already: the slip premium and the waits below only add to it
     start = max([earliest, o.ready_day] + [option_quote_ready(q, o, a) for q, _x in alloc])
-    if a.money.delay_cost_usd_per_day > 0 and not cash:
-        spent += units(max(quote_slip(q, cls, a, a.money, start, 0, order_by_day(q, problem.as_of))
-                           for q, _x in alloc), unit)
+    if not cash:   # the lateness of the quotes together: what the model charges them at most (`Outlook.charge`)
+        out = ctx.screen.outlook   # planned from the earliest start, as the model charges a quote alone
+        spent += units(out.charge(o, pt, out.plan_law(o, [q for q, _x in alloc], max(start, out.earliest), 0)),
+                       unit)
     for q, x in alloc:
         w = wait_days(q, start, ready_offset(q, cls, a), order_by_day(q, problem.as_of))
         if w > 0:

@@ -15,7 +15,7 @@ from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Catalog, System
 from ..inputs.names import did_you_mean
 from ..inputs.units import parse_quantity
-from .compute import TimeEstimate, estimate_time, training_flops, utilisation
+from .compute import TimeEstimate, calibration_factor, estimate_time, training_flops, utilisation
 from .memory import adapter_params, capacity_cards, fit_memory, min_gpus, model_shape, states_bytes_total
 from .scenarios import quantile, wall_hours
 from .uncertainty import Draws, mfu_factor, mfu_sigma
@@ -36,6 +36,8 @@ class EstimateInput:
     layers: int | None = None
     hidden: int | None = None
     lora_rank: int | None = None
+    measured_mfu: float | None = None
+    """MFU the user measured on the accelerator: replaces the model's; the band narrows (`mfu_factor`)."""
 
 
 def parse_count(value: str, option: str, example: str) -> float:
@@ -81,7 +83,10 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                   shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
     util = utilisation(software=accel.software, accel_class=accel.cls, params=inp.params, seq_len=inp.seq_len,
                        precision=inp.precision, has_fp8=accel.fp8_tflops.value is not None, method=inp.method,
-                       c=a.compute)
+                       c=a.compute, calibration=calibration_factor(a.uncertainty.mfu_centre, accel.cls,
+                                                                   accel.bf16_tflops.value, accel.memory_bw_tbs.value,
+                                                                   inp.params),
+                       measured=inp.measured_mfu)
     flops = training_flops(inp.params, inp.tokens, inp.method, mem.recompute, shape.layers, shape.hidden, inp.seq_len)
     ckpt_params = (adapter_params(shape, inp.lora_rank or a.memory.lora_rank)
                    if inp.method in ("lora", "qlora") else inp.params)
@@ -89,7 +94,7 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                       peak_tflops=accel.peak_tflops(inp.precision), util=util.value, accel_class=accel.cls,
                       checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt_params)
     states_total = states_bytes_total(inp.params, inp.method, inp.optimizer, shape, a.memory, inp.lora_rank)
-    band = _band(t, a, accel.software, accel.cls, inp.gpus) if t else {}
+    band = _band(t, a, accel.software, accel.cls, inp.gpus, inp.measured_mfu is not None) if t else {}
     return {
         "accelerator": accel.id, "system": system.id, "gpus": inp.gpus, "nodes": nodes,
         "shape": {"layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads},
@@ -101,7 +106,9 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                            "model_states": capacity_cards(states_total, float(accel.memory_gb.value))},
         "flops": float(f"{flops:.6e}"), "mfu": round(util.value, 4),
         "mfu_factors": {"base": util.base, "class": util.class_factor, "size": round(util.size, 4),
-                        "seq": round(util.seq, 4), "precision": util.precision, "method": util.method},
+                        "seq": round(util.seq, 4), "precision": util.precision, "method": util.method,
+                        "calibration": round(util.calibration, 4),
+                        **({"measured": util.measured} if util.measured is not None else {})},
         "scale_out_efficiency": round(t.efficiency, 4) if t else None,
         "gpu_hours": round(t.wall_hours * inp.gpus, 0) if t else None,
         "gpu_hours_ideal": round(t.ideal_hours * inp.gpus, 0) if t else None,
@@ -112,13 +119,15 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
     }
 
 
-def _band(t: TimeEstimate, a: Assumptions, software: str, accel_class: str, gpus: int) -> dict[str, Any]:
+def _band(t: TimeEstimate, a: Assumptions, software: str, accel_class: str, gpus: int,
+          measured: bool = False) -> dict[str, Any]:
     """The P10-P90 band of GPU-hours and days over the uncertainty model's scenarios (MFU spread and
     interruptions; `uncertainty.py`): the point estimate above is at the median MFU."""
     draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
-    wall = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, software, accel_class),
+    wall = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, software, accel_class, measured),
                       draws.normal("interruptions"))
-    out: dict[str, Any] = {"mfu_sigma": round(mfu_sigma(a, software, accel_class), 4), "scenarios": draws.n}
+    out: dict[str, Any] = {"mfu_sigma": round(mfu_sigma(a, software, accel_class, measured), 4),
+                           "scenarios": draws.n}
     for q in (10, 50, 90):
         w = quantile(wall, q / 100)
         out[f"gpu_hours_p{q}"] = round(w * gpus, 0)

@@ -5,8 +5,15 @@ Formulas:
   term 12·L·h·s per token (llm-foundry / PaLM MFU convention); ×4/3 with full recompute (one extra forward,
   the NeMo / llm-analysis 8·P·T). LoRA/QLoRA skip the weight-gradient GEMMs of the frozen base: ≈ 4·P·T
   (derivation: forward 2PT + activation-gradient backward 2PT; no published source states it).
-- Utilisation u = mfu_base[software] · class_factor · size(P) · seq(s) · fp8_factor · lora_factor · rules;
-  size(P) = max(floor, 1 − penalty·log10(P_ref/P)), seq(s) = max(floor, 1 − penalty·log2(s/s_ref)).
+- Utilisation u = mfu_base[software] · class_factor · size(P) · seq(s) · fp8_factor · lora_factor · calibration
+  · rules; size(P) = max(floor, 1 − penalty·log10(P_ref/P)), seq(s) = max(floor, 1 − penalty·log2(s/s_ref));
+  calibration = exp(a + ln(b / b_ref)·(β + γ·ln(P / P_ref))), b the accelerator's dense BF16 FLOPs per byte of
+  memory bandwidth and P the parameters, clamped to the fitted ranges (`calibration_factor`, fitted on published
+  runs: bench/calibrate.py). A chip whose compute grew faster than its memory bandwidth reaches a smaller share of
+  its peak, the more so for a small model (smaller matrices): on the published A100 and H100 runs of
+  catalogs/calibration.yaml, H100 (295 FLOPs/byte) runs took longer than the same model gave, A100 (153-201) runs
+  less, and Llama 3.1 405B on H100 about as long. It applies to datacenter GPUs and TPUs at their own balance. A user's own measurement on the platform (`workload.measured_mfu`) replaces the
+  product before the rules: u = measured · rules.
 - Scale-out efficiency by network class: intra for a full multi-GPU node, × (1 − per_doubling·log2 nodes),
   floored. Consumer PCIe boxes lose badly across nodes by construction (assumptions.scale_out).
 - Ideal hours = FLOPs / (N · peak · u · eff).
@@ -20,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..inputs.assumptions import Assumptions, ComputeA, ScaleOut
+from ..inputs.assumptions import Assumptions, ComputeA, MfuCentre, ScaleOut
 
 LORA_METHODS = ("lora", "qlora")
 
@@ -52,6 +59,21 @@ def seq_factor(seq_len: int, c: ComputeA) -> float:
     return max(c.seq_floor, 1.0 - c.seq_penalty_per_doubling * math.log2(seq_len / c.seq_reference))
 
 
+def calibration_factor(centre: MfuCentre, accel_class: str, peak_tflops: float | None, memory_tbs: float | None,
+                       params: float) -> float:
+    """exp(intercept + ln(b / balance_ref) · (per_log_balance + per_log_balance_log_params · ln(P / params_ref)))
+    with b = peak TFLOPS / memory TB/s (FLOPs per byte) and P the parameters, each clamped to its fitted range: the
+    median of published runs' achieved MFU against the model's, by the chip's balance of compute to memory
+    bandwidth — which costs a small model more than a large one (module docstring). 1 for a chip without both
+    figures, and for a class of chip it does not apply to (`centre.classes`): its own class factor stands."""
+    if not peak_tflops or not memory_tbs or accel_class not in centre.classes:
+        return 1.0
+    b = min(centre.balance_max, max(centre.balance_min, peak_tflops / memory_tbs))
+    p = min(centre.params_max, max(centre.params_min, params))
+    slope = centre.per_log_balance + centre.per_log_balance_log_params * math.log(p / centre.params_ref)
+    return math.exp(centre.intercept + slope * math.log(b / centre.balance_ref))
+
+
 @dataclass(frozen=True)
 class Utilisation:
     base: float
@@ -62,21 +84,28 @@ class Utilisation:
     method: float
     rules: float
     cap: float
+    calibration: float = 1.0
+    measured: float | None = None
+    """The user's own MFU on this platform (`workload.measured_mfu`): it replaces the modelled product."""
 
     @property
     def value(self) -> float:
         """The product of the factors, capped (`compute.max_mfu`: no stack sustains its dense peak)."""
+        if self.measured is not None:
+            return min(self.cap, self.measured * self.rules)
         return min(self.cap, self.base * self.class_factor * self.size * self.seq * self.precision * self.method
-                   * self.rules)
+                   * self.calibration * self.rules)
 
 
 def utilisation(*, software: str, accel_class: str, params: float, seq_len: int, precision: str,
-                has_fp8: bool, method: str, c: ComputeA, rule_factor: float = 1.0) -> Utilisation:
+                has_fp8: bool, method: str, c: ComputeA, rule_factor: float = 1.0, calibration: float = 1.0,
+                measured: float | None = None) -> Utilisation:
     """Achieved fraction of the dense peak (MFU; with full recompute the same fraction of executed FLOPs)."""
     fp8 = c.fp8_factor if (precision == "fp8" and has_fp8) else 1.0
     return Utilisation(base=c.mfu_base[software], class_factor=c.class_factor[accel_class],  # type: ignore[index]
                        size=size_factor(params, c), seq=seq_factor(seq_len, c), precision=fp8,
-                       method=c.lora_factor if method in LORA_METHODS else 1.0, rules=rule_factor, cap=c.max_mfu)
+                       method=c.lora_factor if method in LORA_METHODS else 1.0, rules=rule_factor, cap=c.max_mfu,
+                       calibration=calibration, measured=measured)
 
 
 def scale_out_efficiency(nodes: int, per_node: int, gpus: int, net: ScaleOut) -> float:

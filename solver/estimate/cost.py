@@ -23,7 +23,9 @@ Line items (dollars):
   porting           engineer-weeks for the software stack × engineer cost
   operations        (base + per-1000-GPU) engineers × months of training × engineer cost
   failure_rework    the part of every time-proportional line caused by expected interruptions
-  delivery_slip     delay cost per day × expected days by which late delivery pushes the start
+  throughput        the mean of every line over the run scenarios (achieved MFU, interruption counts) less the
+                    planned figure: what the spread of the run's length is expected to add (`options.py`)
+  lateness          the price of a day past the deadline × the expected days late (`outlook.py`)
   consumer_risk     % of the hardware loss for consumer cards (no ECC, datacenter use voids warranty; [seed-000])
   estimate_price    % of the price-driven cost resting on an estimated price
 
@@ -40,14 +42,17 @@ import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from ..inputs.assumptions import MoneyA
+import numpy as np
 
-HOURS_PER_MONTH = 730.0
+from ..inputs.assumptions import MoneyA
+from ..inputs.units import HOURS_PER_MONTH
+
 HOURS_PER_YEAR = 8760.0
-RISK_LINES = ("delivery_slip", "consumer_risk", "estimate_price", "tail")
+RISK_LINES = ("lateness", "consumer_risk", "estimate_price", "tail")
 """Premiums for what may happen: cost, never cash."""
 LINE_ORDER = ("compute", "network_storage", "resale_credit", "capital", "support", "facility", "energy", "porting",
-              "operations", "failure_rework", "delivery_slip", "consumer_risk", "estimate_price", "tail", "rules")
+              "operations", "failure_rework", "throughput", "lateness", "consumer_risk", "estimate_price", "tail",
+              "rules")
 Z90 = 1.2815515655446004
 """The standard normal quantile at 0.9: a lognormal through p50 and p90 has σ = ln(p90/p50) / Z90."""
 
@@ -211,17 +216,24 @@ def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: 
 
 
 def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: float, wall_hours: float,
-                     commit_months: float, money: MoneyA, estimate: bool, into: Lines | None = None) -> Lines:
-    """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the committed term."""
+                     commit_months: float, money: MoneyA, estimate: bool, into: Lines | None = None,
+                     term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0) -> Lines:
+    """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the committed term; the hours past
+    the tier's term (`term_hours`: a reserved tier of a ladder) at the rate after it, never at the tier's."""
     lines = Lines() if into is None else into
     floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
-    billed_ideal = max(ideal_hours, floor)
-    billed_wall = max(wall_hours, floor)
-    rate = usd_per_gpu_hour * per_node
-    lines.add("compute", rate * billed_ideal)
-    lines.add("failure_rework", rate * (billed_wall - billed_ideal))
-    if estimate:
-        lines.add("estimate_price", rate * billed_wall * money.estimate_price_risk_pct / 100.0)
+
+    def billed(hours: float) -> tuple[float, float]:
+        """(Dollars at the tier's price, dollars past its term) of one node for `hours` of run."""
+        h = max(hours, floor)
+        within = min(h, term_hours)
+        return per_node * usd_per_gpu_hour * within, per_node * after_usd_per_gpu_hour * (h - within)
+
+    ideal, wall = billed(ideal_hours), billed(wall_hours)
+    lines.add("compute", sum(ideal))
+    lines.add("failure_rework", sum(wall) - sum(ideal))
+    if estimate:   # the estimate is the quote's own price: the hours past its term have their own rate
+        lines.add("estimate_price", wall[0] * money.estimate_price_risk_pct / 100.0)
     return lines
 
 
@@ -236,6 +248,27 @@ def managed_node_lines(*, usd_per_month: float, ideal_hours: float, wall_hours: 
     if estimate:
         lines.add("estimate_price", usd_per_month * m_wall * money.estimate_price_risk_pct / 100.0)
     return lines
+
+
+def rented_per_dollar(*, mode: str, hours: np.ndarray, per_node: int, commit_months: float, money: MoneyA,
+                      estimate: bool, term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(cost at price 0, cost per dollar of price, cash at price 0, cash per dollar) of one rented node
+    (`cloud_node_lines`, `managed_node_lines`) for runs of `hours` in which every hour counts (ideal = wall: no
+    failure rework apart), at many run lengths at once: the cloud bills per_node × max(hours, floor) GPU-hours, those
+    within the tier's term at its price and the rest at the rate after it (the part at price 0), a managed contract
+    max(months, commitment) months; an estimated price adds its premium to the cost of its own price's part.""" 
+    if mode == "cloud":
+        floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
+        billed = np.maximum(hours, floor)
+        within = np.minimum(billed, term_hours)
+        cash1 = per_node * within
+        cash0 = per_node * after_usd_per_gpu_hour * (billed - within)
+    else:
+        cash1 = np.maximum(hours / HOURS_PER_MONTH, commit_months)
+        cash0 = np.zeros_like(cash1)
+    premium = 1.0 + money.estimate_price_risk_pct / 100.0 if estimate else 1.0
+    return cash0, cash1 * premium, cash0, cash1
 
 
 def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_weeks: float,

@@ -19,25 +19,34 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 from .. import collect
 from ..inputs.assumptions import Assumptions, Porting
 from ..inputs.catalog import Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
-from .compute import TimeEstimate, TimeEstimator, training_flops, utilisation
+from .compute import TimeEstimate, TimeEstimator, calibration_factor, training_flops, utilisation
 from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, fixed_lines, lines_at, \
-    managed_node_lines
+    managed_node_lines, rented_per_dollar
 from .delivery import ready_offset
 from .memory import MemoryEstimate, MemoryFitter, Shape, adapter_params, model_shape
-from .scenarios import RunTail, price_tail_factor, wall_hours, wall_kinks
-from .uncertainty import Draws, mfu_factor
+from .memo import recent, workload_key
+from .scenarios import RunSampler, Runs, cvar_weight, price_tail_factor, wall_kinks
 
 T = TypeVar("T")
 
 
-PriceKey = tuple[float, bool]
-"""What a quote's per-node lines depend on besides its price: (commit_months, is an estimate)."""
+PriceKey = tuple[float, bool, float, float]
+"""What a quote's per-node lines depend on besides its price: (commit_months, is an estimate, hours of its term,
+rate past the term) — `price_key`."""
+
+
+def price_key(q: Quote, estimate: bool | None = None) -> PriceKey:
+    """The quote's price key (`estimate`: whether to count it as an estimate, default its kind)."""
+    est = q.kind == "estimate" if estimate is None else estimate
+    return (q.commit_months, est, q.term_hours, q.after_term_rate)
 
 
 Sums = tuple[float, float, float, float]
@@ -398,27 +407,6 @@ def shared_estimates(problem: Problem) -> EstimateCache:
     return recent(_SHARED, workload_key(problem), SHARED_ESTIMATES)
 
 
-def workload_key(problem: Problem) -> tuple[str, str]:
-    """What a process-wide cache of estimates is keyed by: the workload and the assumptions, as JSON."""
-    return problem.spec.workload.model_dump_json(), problem.assumptions.values.model_dump_json()
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def recent(store: dict[K, dict[Any, V]], key: K, limit: int) -> dict[Any, V]:
-    """The cache kept in `store` under `key` (a new one if none), made the most recently used; the least recently
-    used beyond `limit` are dropped."""
-    cache = store.pop(key, None)
-    if cache is None:
-        cache = {}
-        while len(store) >= limit:
-            store.pop(next(iter(store)))
-    store[key] = cache
-    return cache
-
-
 def build_universe(problem: Problem, *, allow_expired: bool = False, only_pairs: set[str] | None = None,
                    estimates: EstimateCache | None = None, horizon_floor: int | None = None) -> Universe:
     """All options and their points (see module docstring), sorted by id.
@@ -484,8 +472,8 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
 
     options: list[Option] = []
     cache: EstimateCache = estimates if estimates is not None else shared_estimates(problem)
-    u = a.uncertainty
-    draws = Draws(u.seed, u.scenarios) if u.aversion > 0 else None
+    sampler = RunSampler(problem)
+    weight = cvar_weight(problem)
     for (sys_id, mode, offer), quotes in sorted(by_option.items()):
         system = cat.systems[sys_id]
         accel = cat.accelerators[system.accelerator]
@@ -501,7 +489,7 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
         porting = a.porting[accel.software][w.framework]  # type: ignore[index]
         opt = Option(f"{sys_id}/{offer}", system, accel, mode, tuple(quotes), attrs, porting, ready_day,
                      ready_reason, offer)
-        opt.points.extend(_points(opt, problem, a, shape, grid, ckpt_bytes, cache, draws))
+        opt.points.extend(_points(opt, problem, a, shape, grid, ckpt_bytes, cache, sampler, weight))
         options.append(opt)
     return Universe(tuple(options), tuple(static), tuple(expired), tuple(early), shape, as_of, earliest_day,
                     deadline_day, horizon, tuple(unpriced))
@@ -585,14 +573,30 @@ def owning(problem: Problem) -> Owning:
 
 
 def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, rule_factor: float) -> float:
+    """The workload's MFU on the accelerator: modelled and calibrated, or the user's measurement there
+    (`compute.utilisation`)."""
     w = spec.workload
     return utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
                        precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
-                       c=a.compute, rule_factor=rule_factor).value
+                       c=a.compute, rule_factor=rule_factor, calibration=accel_calibration(a, accel, w.params),
+                       measured=measured_mfu(spec, accel.id)).value
+
+
+def accel_calibration(a: Assumptions, accel: Accelerator, params: float) -> float:
+    """`compute.calibration_factor` of the accelerator (its dense BF16 peak over its memory bandwidth) for a model
+    of `params` parameters."""
+    return calibration_factor(a.uncertainty.mfu_centre, accel.cls, accel.bf16_tflops.value,
+                              accel.memory_bw_tbs.value, params)
+
+
+def measured_mfu(spec: ProblemSpec, accel_id: str) -> float | None:
+    """The MFU the user measured on this accelerator (`workload.measured_mfu`), if any."""
+    m = spec.workload.measured_mfu
+    return None if m is None else m.get(accel_id)
 
 
 def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
-            estimates: EstimateCache, draws: Draws | None) -> list[Point]:
+            estimates: EstimateCache, sampler: RunSampler, weight: float) -> list[Point]:
     """The points of one option, in grid order."""
     spec = problem.spec
     system, accel = opt.system, opt.accel
@@ -602,7 +606,7 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
     npr = max(1, int(system.nodes_per_rack.value))
     fit = int(site.rack_power_kw // node_kw) if site is not None else 0
     quote_keys: dict[str, tuple[float, PriceKey]] = {
-        q.id: (q.price, (q.commit_months, q.kind == "estimate")) for q in opt.quotes}
+        q.id: (q.price, price_key(q)) for q in opt.quotes}
     keys = sorted({k for _, k in quote_keys.values()})
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k),
                   max(pr for pr, kk in quote_keys.values() if kk == k)) for k in keys}
@@ -627,10 +631,10 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
         days = max(1, math.ceil(t.days - 1e-9)) if t is not None else 0
         racks_phys = math.ceil(n / npr)
         racks_pow = math.ceil(n / min(npr, fit)) if site is not None and fit >= 1 else None
-        tail = _run_tail(kind, a, t, draws)
-        per_node = PerNode(quote_keys, _templates_of(kind, keys, spec, a, n, t, node_kw, own, tail), ranges)
+        runs = _runs_of(sampler, t, accel, measured_mfu(spec, accel.id) is not None)
+        per_node = PerNode(quote_keys, _templates_of(kind, keys, spec, a, n, t, node_kw, own, runs, weight), ranges)
         out.append(Point(ref, n, (opt.id, n), gpus, mem, t, days, power_kw, racks_phys, racks_pow, per_node,
-                         _fixed_of(kind, a, gpus, n, t, tail)))
+                         _fixed_of(kind, a, gpus, n, t, runs, weight)))
     return out
 
 
@@ -646,91 +650,102 @@ class Kind:
     porting: Porting
 
 
-def _run_tail(opt: Kind, a: Assumptions, t: TimeEstimate | None, draws: Draws | None
-              ) -> Callable[[], RunTail | None]:
-    """The point's run-length scenarios for the mean–CVaR premium, made on first use (None: no aversion)."""
-    made: list[RunTail | None] = []
-
-    def get() -> RunTail | None:
-        if not made:
-            if draws is None or t is None:
-                made.append(None)
-            else:
-                mfu = mfu_factor(draws, a, opt.accel.software, opt.accel.cls)
-                walls = wall_hours(t, a.reliability.restart_hours, mfu, draws.normal("interruptions"),
-                                   draws.uniform("interruptions"))
-                made.append(RunTail.of(walls, a.uncertainty.aversion))
-        return made[0]
+def _runs_of(sampler: RunSampler, t: TimeEstimate | None, accel: Accelerator,
+             measured: bool) -> Callable[[], Runs | None]:
+    """The point's run scenarios, made on first use (most points are never priced); None when unworkable."""
+    def get() -> Runs | None:
+        return None if t is None else sampler.runs(t, accel.software, accel.cls, measured)
     return get
 
 
 def _fixed_of(opt: Kind, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None,
-              tail: Callable[[], RunTail | None]) -> Callable[[], Lines]:
+              runs: Callable[[], Runs | None], weight: float) -> Callable[[], Lines]:
+    """Per-plan lines (porting, operations) as planned, plus `throughput` (their mean over the run scenarios less
+    the planned figure) and, with a CVaR weight λ, `tail` (λ × their mean over the longest runs less the mean)."""
     def make() -> Lines:
-        if t is None:
+        r = runs()
+        if t is None or r is None:
             return Lines()
         lines = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
                             porting_weeks=opt.porting.weeks, money=a.money)
-        run = tail()
-        if run is not None:
-            def at(h: float) -> float:
-                return fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=h, porting_weeks=opt.porting.weeks,
-                                   money=a.money).total_cost
-            lines.add("tail", run.premium(at, wall_kinks(a.money, 0.0, 0.0), lines.total_cost))
+        grid = r.span(wall_kinks(a.money, 0.0, 0.0))
+        at = [fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=h, porting_weeks=opt.porting.weeks,
+                          money=a.money) for h in grid]
+        mean = r.masses(grid)
+        cost = np.array([x.total_cost for x in at])
+        cash = np.array([x.total_cash for x in at])
+        lines.add("throughput", float(mean @ cost) - lines.total_cost, cash=float(mean @ cash) - lines.total_cash)
+        if weight > 0:
+            lines.add("tail", weight * float((r.tail_masses(grid) - mean) @ cost))
         return lines
     return make
 
 
 def _templates_of(opt: Kind, keys: list[PriceKey], spec: ProblemSpec, a: Assumptions, n: int,
-                  t: TimeEstimate | None, node_kw: float, own: Owning, tail: Callable[[], RunTail | None]
-                  ) -> Callable[[bool, int], dict[PriceKey, Any]]:
+                  t: TimeEstimate | None, node_kw: float, own: Owning, runs: Callable[[], Runs | None],
+                  weight: float) -> Callable[[bool, int], dict[PriceKey, Any]]:
     def make(sums: bool, wait: int) -> dict[PriceKey, Any]:
-        if t is None or (wait > 0 and opt.mode != "buy"):
+        r = runs()
+        if t is None or r is None or (wait > 0 and opt.mode != "buy"):
             return {}
-        run = tail()
         out = {}
         for key in keys:
-            base = _template(opt, key, spec, a, n, t, node_kw, own, wait, sums)
-            out[key] = base if run is None else _with_tail(base, run, opt, key, spec, a, n, t, node_kw, own, wait,
-                                                           sums)
+            planned = _template(opt, key, spec, a, n, t, node_kw, own, wait, True)
+            mean, tail = _expected(opt, key, spec, a, n, node_kw, own, wait, r, weight)
+            if sums:
+                out[key] = (mean[0] + tail[0], mean[1] + tail[1], mean[2], mean[3])
+                continue
+            l0, l1 = _template(opt, key, spec, a, n, t, node_kw, own, wait, False)
+            for lines, c, k in ((l0, 0, 2), (l1, 1, 3)):
+                lines.add("throughput", mean[c] - planned[c], cash=mean[k] - planned[k])
+                if weight > 0:
+                    lines.add("tail", tail[c])
+            out[key] = (l0, l1)
         return out
     return make
 
 
-def _with_tail(base: Any, run: RunTail, opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int,
-               t: TimeEstimate, node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
-    """A per-node template with its mean–CVaR premium added as the line `tail` (cost only, never cash): ω × (CVaR95
-    of the node's cost over the scenarios' run lengths, as the scenarios price it (`node_cost_at`) − its cost in
-    the model without the estimated-price premium), at price 0 and per dollar of price — affine in the price like
-    every per-node line; for an estimated price, plus the premium of its price's own spread."""
-    commit_months, _est = key
+def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, node_kw: float, own: Owning,
+              wait: int, r: Runs, weight: float) -> tuple[tuple[float, float, float, float], tuple[float, float]]:
+    """((cost at price 0, cost per dollar, cash at price 0, cash per dollar) of one node of a price key, each its
+    mean over the run scenarios; (the mean–CVaR premium at price 0 and per dollar)).
+
+    Each is a piecewise-linear function of the run's hours (every hour billed, held or powered), exact at its
+    kinks (`scenarios.wall_kinks`) and between them, so its mean is the interpolation masses of the runs
+    (`Runs.masses`) times its values at the kinks. The premium is λ × (mean over the longest runs − mean); an
+    estimated price adds the premium of its own spread on the price-driven cost (`price_tail_factor`)."""
+    commit_months, est, term_hours, after = key
     held = (a.install_days[opt.accel.cls] + wait) * 24.0 if opt.mode == "buy" else 0.0  # type: ignore[index]
-    kinks = wall_kinks(a.money, commit_months, held)
-    memo: dict[float, Sums] = {}
+    grid = r.span(wall_kinks(a.money, commit_months, held, term_hours))
+    if opt.mode == "buy":
+        values = np.array([_template(opt, key, spec, a, n, _run_of(h), node_kw, own, wait, True) for h in grid])
+    else:   # rented: the hours past a tier's term at price 0, the per-dollar lines, at every grid hour at once
+        values = np.column_stack(rented_per_dollar(mode=opt.mode, hours=np.array(grid), per_node=opt.system.per_node,
+                                                   commit_months=commit_months, money=a.money, estimate=est,
+                                                   term_hours=term_hours, after_usd_per_gpu_hour=after))
+    m = r.masses(grid)
+    mean = m @ values
+    if weight <= 0:
+        return (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3])), (0.0, 0.0)
+    tail = weight * ((r.tail_masses(grid) - m) @ values[:, :2])
+    p1 = float(tail[1])
+    if est:  # an estimated price: its own tail on the price-driven cost without the estimate premium
+        plain = np.array([_template(opt, (commit_months, False, term_hours, after), spec, a, n, _run_of(h), node_kw,
+                                    own, wait, True)[1] for h in grid]) if opt.mode == "buy" else values[:, 3]
+        p1 += weight * price_tail_factor(a) * float(m @ plain)
+    return (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3])), (float(tail[0]), p1)
 
-    def at(h: float) -> Sums:
-        if h not in memo:
-            run_of = TimeEstimate(0.0, 0.0, 0.0, h, h, 0.0, math.inf, 0.0)
-            memo[h] = _template(opt, (commit_months, False), spec, a, n, run_of, node_kw, own, wait, True)
-        return memo[h]
 
-    model = _template(opt, (commit_months, False), spec, a, n, t, node_kw, own, wait, True)
-    p0 = run.premium(lambda h: at(h)[0], kinks, model[0])
-    p1 = run.premium(lambda h: at(h)[1], kinks, model[1])
-    if key[1]:  # an estimated price: its own tail, on the node's price-driven cost (see `price_tail_factor`)
-        p1 += run.aversion * price_tail_factor(a) * model[1]
-    if sums:
-        c0, c1, k0, k1 = base
-        return (c0 + p0, c1 + p1, k0, k1)
-    l0, l1 = base
-    return (Lines({**l0.cost, "tail": p0}, dict(l0.cash)), Lines({**l1.cost, "tail": p1}, dict(l1.cash)))
+def _run_of(hours: float) -> TimeEstimate:
+    """A run of `hours` in which every hour counts (billed, held, powered): ideal = wall, no failure rework apart."""
+    return TimeEstimate(0.0, 0.0, 0.0, hours, hours, 0.0, math.inf, 0.0)
 
 
 def _template(opt: Option | Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
               node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
     """Per-node lines at price 0 and their change per dollar of price (see `PerNode`), for bought hardware that
     waits `wait` days before the start; with `sums`, only the totals of both (`Sums`)."""
-    commit_months, est = key
+    commit_months, est, term_hours, after = key
     if opt.mode == "buy":
         site = spec.site
         assert site is not None
@@ -748,14 +763,19 @@ def _template(opt: Option | Kind, key: PriceKey, spec: ProblemSpec, a: Assumptio
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
                                     wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est,
-                                    into=into)
+                                    into=into, term_hours=term_hours, after_usd_per_gpu_hour=after)
         return managed_node_lines(usd_per_month=price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
                                   commit_months=commit_months, money=a.money, estimate=est, into=into)
 
-    l1 = at(1.0)  # rented and managed lines are proportional to the price: nothing at price 0
+    if after <= 0 or t.wall_hours <= term_hours:   # proportional to the price: nothing at price 0
+        l1 = at(1.0)
+        if sums:
+            return (0.0, l1.total_cost, 0.0, l1.total_cash)
+        return Lines(), l1
+    l0, one = at(0.0), at(1.0)   # past a tier's term: the hours after it at their own rate, whatever the price
     if sums:
-        return (0.0, l1.total_cost, 0.0, l1.total_cash)
-    return Lines(), l1
+        return (l0.total_cost, one.total_cost - l0.total_cost, l0.total_cash, one.total_cash - l0.total_cash)
+    return l0, one.merged(l0.scaled(-1.0))
 
 
 def _affine_sums(terms: list[Term]) -> Sums:
@@ -770,7 +790,7 @@ def _affine_sums(terms: list[Term]) -> Sums:
     return (c0, c1, k0, k1)
 
 
-__all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready",
+__all__ = ["Option", "Point", "Universe", "Excluded", "build_universe", "quote_ready_day", "option_quote_ready", "price_key",
            "EstimateCache", "estimate_point", "PointEstimator", "workload_utilisation", "owning", "offer_of", "OFFERS"]
 
 
@@ -781,7 +801,7 @@ def node_cost_at(opt: Option, q: Quote, problem: Problem, n: int, wall_hours: fl
     as the model's templates, at a wall time the scenarios choose (`scenarios.py`)."""
     t = TimeEstimate(0.0, 0.0, 0.0, wall_hours, wall_hours, 0.0, math.inf, 0.0)
     a = problem.assumptions.values
-    c0, c1, _k0, _k1 = _template(opt, (q.commit_months, False), problem.spec, a, n, t,
+    c0, c1, _k0, _k1 = _template(opt, price_key(q, estimate=False), problem.spec, a, n, t,
                                  float(opt.system.node_kw.value), owning(problem), wait_days, True)
     return c0, c1
 

@@ -278,7 +278,8 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
             start = ready + delay
             lead = None if q is None else (q.lead_time_days, q.lead_time_p90_days)
             scenario = RunScenario(pt.time, o.accel.software, o.accel.cls, key, o.porting.delay_days, lead,
-                                   install_days(o.mode, o.accel.cls, a))
+                                   install_days(o.mode, o.accel.cls, a),
+                                   o.accel.id in (problem.spec.workload.measured_mfu or {}))
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
                                  qid, cost + add, cash + add, key, port, barred, scenario))
     return out

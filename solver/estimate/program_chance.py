@@ -63,6 +63,8 @@ class RunScenario:
     port_days: float
     lead: tuple[float, float | None] | None
     install_days: float
+    measured: bool = False
+    """The user measured the workload's MFU on this accelerator (`uncertainty.mfu_factor`)."""
 
 
 class Candidate(Protocol):
@@ -143,14 +145,14 @@ class DrawnScenarios:
         sc = _scenario(c)
         a = self.assumptions
         source = f"interruptions:{c.workload}"
-        return wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(self.draws, a, sc.software, sc.cls),
+        return wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(self.draws, a, sc.software, sc.cls, sc.measured),
                           self.draws.normal(source), self.draws.uniform(source))
 
     def days(self, c: Candidate) -> np.ndarray:
         """Kept for the `DAYS_KEPT` most recently asked points: the up-front bounds read every candidate once (a
         widened explanation, thousands), the cuts read the few of the plans again and again."""
         sc = _scenario(c)
-        key = (c.workload, sc.time, sc.software, sc.cls)
+        key = (c.workload, sc.time, sc.software, sc.cls, sc.measured)
         got = self._days.pop(key, None)
         if got is None:
             got = np.maximum(1, np.ceil(self.wall(c) / 24.0 - 1e-9)).astype(np.int32)

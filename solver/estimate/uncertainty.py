@@ -95,11 +95,41 @@ def normal_cdf(z: np.ndarray) -> np.ndarray:
     return out
 
 
-def mfu_factor(draws: Draws, a: Assumptions, software: str, accel_class: str) -> np.ndarray:
-    """Real MFU ÷ estimated MFU per scenario (median 1)."""
+_PHI_STEP = 1.0 / 64.0
+_PHI_Z = np.arange(-10.0, 10.0 + _PHI_STEP / 2, _PHI_STEP)
+_PHI_TABLE = np.array([0.5 * math.erfc(-z / math.sqrt(2.0)) for z in _PHI_Z.tolist()])
+_PHI_SLOPE = np.exp(-_PHI_Z ** 2 / 2.0) / math.sqrt(2.0 * math.pi)
+
+
+def phi(z: np.ndarray) -> np.ndarray:
+    """Φ(z) elementwise, fast: cubic Hermite interpolation of a table of `math.erfc` on steps of 1/64 with the exact
+    density as the slope — within 3·10⁻¹⁰ of Φ (the error of cubic Hermite interpolation is at most h⁴/384 ×
+    max|Φ⁗| = 2.6·10⁻¹⁰ here; tests compare it with `math.erfc`), about 50 times faster than calling `math.erfc`
+    per element, which a start law over a marketplace option's thousands of quotes would (`starts.py`). 0 and 1
+    beyond ±10."""
+    z = np.asarray(z, dtype=float)
+    x = np.clip(z, -10.0, 10.0 - 1e-12)
+    pos = (x + 10.0) / _PHI_STEP
+    i = np.minimum(pos.astype(np.int64), len(_PHI_Z) - 2)
+    t = pos - i
+    y0, y1 = _PHI_TABLE[i], _PHI_TABLE[i + 1]
+    m0, m1 = _PHI_SLOPE[i] * _PHI_STEP, _PHI_SLOPE[i + 1] * _PHI_STEP
+    t2 = t * t
+    t3 = t2 * t
+    out = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * m0 + (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * m1
+    out = np.where(z <= -10.0, 0.0, np.where(z >= 10.0, 1.0, out))
+    return np.clip(out, 0.0, 1.0)
+
+
+def mfu_factor(draws: Draws, a: Assumptions, software: str, accel_class: str, measured: bool = False) -> np.ndarray:
+    """Real MFU ÷ estimated MFU per scenario (median 1). On a platform the user measured, one part of spread,
+    `measured_mfu_sigma`, on the common draw: the measurement replaces what the model and the platform's maturity
+    leave unknown."""
     held = draws.held.get("mfu")
     if held is not None:
-        return np.full(draws.n, math.exp(held * mfu_sigma(a, software, accel_class)))
+        return np.full(draws.n, math.exp(held * mfu_sigma(a, software, accel_class, measured)))
+    if measured:
+        return np.exp(a.uncertainty.measured_mfu_sigma * draws.normal("mfu:common"))
     s = a.uncertainty.mfu_sigma
     log = s.common * draws.normal("mfu:common")
     sw = s.software[software]  # type: ignore[index]
@@ -111,39 +141,58 @@ def mfu_factor(draws: Draws, a: Assumptions, software: str, accel_class: str) ->
     return np.exp(log)
 
 
-def mfu_sigma(a: Assumptions, software: str, accel_class: str) -> float:
-    """σ of log MFU for a platform: the independent parts in quadrature."""
+def mfu_sigma(a: Assumptions, software: str, accel_class: str, measured: bool = False) -> float:
+    """σ of log MFU for a platform: the independent parts in quadrature (one, on a platform the user measured)."""
+    if measured:
+        return a.uncertainty.measured_mfu_sigma
     s = a.uncertainty.mfu_sigma
     return math.sqrt(s.common ** 2 + s.software[software] ** 2 + s.accel_class[accel_class] ** 2)  # type: ignore[index]
 
 
-def poisson_inverse(z: np.ndarray, mean: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
+def poisson_inverse(z: np.ndarray, mean: np.ndarray, u: np.ndarray | None = None,
+                    shift: np.ndarray | None = None, exact: bool = False) -> np.ndarray:
     """Poisson(mean) counts driven by standard normals z: the smallest k with P(K ≤ k) ≥ Φ(z), elementwise.
     Inverse-CDF sampling keeps the coupling of common random numbers (a larger mean never gives a smaller count
-    for the same z). Above `POISSON_EXACT_MAX_MEAN`, the Cornish–Fisher expansion μ + √μ·z + (z² − 1)/6."""
+    for the same z). Above `POISSON_EXACT_MAX_MEAN` (unless `exact`: the objective's own draws), the Cornish–Fisher
+    expansion μ + √μ·z + (z² − 1)/6 (`shift`: (z² − 1)/6 + ½ of these z, when the caller keeps it)."""
     z = np.asarray(z, dtype=float)
     mean = np.broadcast_to(np.asarray(mean, dtype=float), z.shape)
+    limit = math.inf if exact else POISSON_EXACT_MAX_MEAN
+    if float(mean.min()) > limit:   # every count by the expansion: no masks
+        extra = (z * z - 1.0) / 6.0 + 0.5 if shift is None else shift
+        return np.maximum(0.0, np.floor(mean + np.sqrt(mean) * z + extra))
     out = np.zeros(z.shape)
-    small = mean <= POISSON_EXACT_MAX_MEAN
+    small = mean <= limit
     if small.any():
         mu, u = mean[small], (normal_cdf(z) if u is None else u)[small]
-        pmf = np.exp(-mu)
-        cdf = pmf.copy()
-        k = np.zeros(mu.shape)
-        top = float(np.max(mu))
-        for i in range(1, int(top + 12.0 * math.sqrt(top) + 20.0) + 1):
-            below = cdf < u
-            if not below.any():
-                break
-            k += below
-            pmf = pmf * mu / i
-            cdf = cdf + pmf
-        out[small] = k
+        out[small] = poisson_search(mu, u)
     big = ~small
     if big.any():
         mu, zz = mean[big], z[big]
         out[big] = np.maximum(0.0, np.floor(mu + np.sqrt(mu) * zz + (zz * zz - 1.0) / 6.0 + 0.5))
     return out
+
+
+def poisson_search(mu: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The smallest k with P(K ≤ k) ≥ u for K ~ Poisson(mu), elementwise, by summing the pmf (pmf_k = pmf_k−1 ·
+    μ/k) on the draws still below their u only: a draw leaves once its count is found, so rare events (most
+    counts 0) cost one pass over the few that are not."""
+    k = np.zeros(mu.shape)
+    pmf = np.exp(-mu)
+    cdf = pmf.copy()
+    live = np.flatnonzero(cdf < u)
+    mu_l, u_l, pmf_l, cdf_l = mu[live], u[live], pmf[live], cdf[live]
+    top = float(np.max(mu)) if mu.size else 0.0
+    for i in range(1, int(top + 12.0 * math.sqrt(top) + 20.0) + 1):
+        if not live.size:
+            break
+        k[live] += 1.0
+        pmf_l = pmf_l * mu_l / i
+        cdf_l = cdf_l + pmf_l
+        keep = cdf_l < u_l
+        if not keep.all():
+            live, mu_l, u_l, pmf_l, cdf_l = live[keep], mu_l[keep], u_l[keep], pmf_l[keep], cdf_l[keep]
+    return k
 
 
 def lead_days(draws: Draws, qid: str, p50: float, p90: float | None, cap_quantile: float) -> np.ndarray:
@@ -172,4 +221,4 @@ def price_factor(draws: Draws, a: Assumptions, qid: str) -> np.ndarray:
 
 
 __all__ = ["Draws", "GROUPS", "Z90", "mfu_factor", "mfu_sigma", "poisson_inverse", "lead_days", "porting_days",
-           "price_factor", "normal_cdf"]
+           "price_factor", "normal_cdf", "phi", "poisson_search"]

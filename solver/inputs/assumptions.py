@@ -131,10 +131,40 @@ class MfuSigma(Strict):
     accel_class: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], Sigma]
 
 
+class MfuCentre(Strict):
+    """The calibrated centre of achieved MFU (`compute.calibration_factor`): ln(real ÷ modelled MFU) =
+    intercept + ln(b ÷ balance_ref) · (per_log_balance + per_log_balance_log_params · ln(P ÷ params_ref)), b the
+    accelerator's dense BF16 FLOPs per byte of memory bandwidth and P the parameters, each clamped to the range of the
+    runs it was fitted on (no extrapolation)."""
+
+    intercept: float = Field(ge=-1, le=1)
+    per_log_balance: float = Field(ge=-3, le=3)
+    per_log_balance_log_params: float = Field(ge=-3, le=3)
+    balance_ref: float = Field(gt=0, le=10_000)
+    balance_min: float = Field(gt=0, le=10_000)
+    balance_max: float = Field(gt=0, le=10_000)
+    params_ref: float = Field(gt=0, le=1e14)
+    params_min: float = Field(gt=0, le=1e14)
+    params_max: float = Field(gt=0, le=1e14)
+    classes: list[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"]] = Field(max_length=5)
+    """The accelerator classes it applies to: those whose balance of compute to memory bandwidth is of the fitted
+    chips' kind (the others keep their own centre, `compute.class_factor`)."""
+
+    @model_validator(mode="after")
+    def _range(self) -> "MfuCentre":
+        if self.balance_min > self.balance_max:
+            raise ValueError(f"balance_min ({self.balance_min:g}) is above balance_max ({self.balance_max:g})")
+        return self
+
+
 class UncertaintyA(Strict):
     scenarios: int = Field(ge=100, le=MAX_SCENARIOS)
     seed: int = Field(ge=0, le=2**63 - 1)
     mfu_sigma: MfuSigma
+    mfu_centre: MfuCentre
+    measured_mfu_sigma: Sigma
+    """σ of log MFU on a platform the user measured (`workload.measured_mfu`): what a measurement at a smaller scale
+    leaves unknown of the full run."""
     porting_delay_sigma: Sigma
     estimate_price_sigma: Sigma
     aversion: float = Field(ge=0.0, le=1.0)

@@ -8,6 +8,7 @@ A `Catalog` is immutable: what-ifs (`Problem.with_quote`) make a new one that sh
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,7 @@ from ..errors import InputError
 from . import bundled
 from .names import did_you_mean
 from .schema import Strict, validate
-from .units import Date, MoneyOrZero, NonNegFloat, PositiveFloat
+from .units import HOURS_PER_MONTH, Date, MoneyOrZero, NonNegFloat, PositiveFloat
 from .yamlsrc import CATALOG_LIMIT_ENV, Source, catalog_file_limit, load_file, parse_text, path_str, read_text
 
 MAX_LEAD_DAYS = 3650
@@ -142,6 +143,19 @@ class Quote(Strict):
     contract: Contract | None = None
     """on_demand, reserved (a committed term, billed in full) or spot (preemptible); default: reserved when
     `commit_months` > 0, else on_demand."""
+    max_term_months: PositiveFloat | None = Field(default=None, le=120)
+    """The longest term the quote's price applies to (a reserved tier of a term ladder: "91-180 days" is
+    commit_months 3, max_term_months 5.92). Hours past it are billed at `after_term_usd_per_gpu_hour`, never at the
+    tier's own price; None: the price holds for any length."""
+    after_term_usd_per_gpu_hour: PositiveFloat | None = Field(default=None, le=1e4)
+    """The rate of the hours a run spends past `max_term_months` (the provider's rate for capacity beyond the tier,
+    usually its on-demand rate); required with `max_term_months`."""
+    next_tier: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    """The quote id of the provider's next, longer tier (often sold by contact: `contact_sales`), named in the
+    warning of a plan that runs past this one's term."""
+    contact_sales: bool = False
+    """The tier has no list price: the provider quotes it on request (kind unpriced or estimate until it has,
+    negotiated then); a plan that uses it is warned to get the quote."""
     fabric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=80)
     """The interconnect domain one job can span (a provider's cluster); default: the quote alone. Not on buy
     quotes: bought nodes share the site's fabric."""
@@ -182,7 +196,34 @@ class Quote(Strict):
             raise ValueError("spot capacity is a cloud contract")
         if self.contract is not None and self.mode == "buy":
             raise ValueError("contract does not apply to a buy quote")
+        self._check_term()
         return self
+
+    def _check_term(self) -> None:
+        terms = (self.max_term_months, self.after_term_usd_per_gpu_hour, self.next_tier)
+        if any(v is not None for v in terms) and self.mode != "cloud":
+            raise ValueError("max_term_months, after_term_usd_per_gpu_hour and next_tier apply to cloud quotes only")
+        if (self.max_term_months is None) != (self.after_term_usd_per_gpu_hour is None):
+            raise ValueError("max_term_months and after_term_usd_per_gpu_hour go together: the hours past a tier's "
+                             "term are billed at some rate")
+        if self.max_term_months is not None and self.max_term_months < self.commit_months:
+            raise ValueError(f"max_term_months ({self.max_term_months:g}) is below commit_months "
+                             f"({self.commit_months:g})")
+        if self.next_tier is not None and self.max_term_months is None:
+            raise ValueError("next_tier names the tier after this one's max_term_months, which is not given")
+        if self.contact_sales and self.kind == "list":
+            raise ValueError("a contact_sales tier has no list price: kind is unpriced, estimate, or negotiated once "
+                             "the provider has quoted it")
+
+    @property
+    def term_hours(self) -> float:
+        """Hours the quote's own price covers (`max_term_months`; infinite without one)."""
+        return math.inf if self.max_term_months is None else self.max_term_months * HOURS_PER_MONTH
+
+    @property
+    def after_term_rate(self) -> float:
+        """$/GPU-hour past the term (0 when the price holds for any length)."""
+        return self.after_term_usd_per_gpu_hour or 0.0
 
     @property
     def priced(self) -> bool:

@@ -16,11 +16,13 @@ def load_any(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str
              today: date | None = None) -> Any:
     """A problem file (`Problem`) or a program file (`workloads:`, `program.ProgramProblem`), validated. The file
     is read once, and the program module (its pydantic models take ~9 ms to define) is imported only for a
-    program, so a single-workload solve starts as fast as before programs existed."""
+    program, so a single-workload solve starts as fast as before programs existed. A program of one workload
+    that uses nothing a single run lacks is that single run (`program.single_run`): one pricing path."""
     src = load_file(file)
     if isinstance(src.data, dict) and "workloads" in src.data:
-        from .program import build_program
-        return build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
+        from .program import build_program, single_run
+        program = build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())
+        return single_run(program) or program
     return load_problem_source(src, sets, quotes=quotes, today=today)
 
 

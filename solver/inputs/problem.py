@@ -139,6 +139,10 @@ def check_references(spec: ProblemSpec, src: Source, cat: Catalog) -> None:
     for key in ("include", "exclude"):
         for i, v in enumerate(getattr(spec.policy.accelerators, key)):
             check("accelerator", v, ("policy", "accelerators", key, i))
+    for acc in spec.workload.measured_mfu or {}:
+        if acc not in cat.accelerators:
+            raise src.error(("workload", "measured_mfu", acc), f"unknown accelerator '{acc}'"
+                            + did_you_mean(acc, sorted(cat.accelerators)))
         for i, v in enumerate(getattr(spec.policy.vendors, key)):
             check("vendor", v, ("policy", "vendors", key, i))
     for r_i, rule in enumerate(spec.rules):
@@ -166,9 +170,11 @@ def _build(base: Problem, changes: tuple[Change, ...], files_catalog: Catalog | 
     spec = validate(ProblemSpec, src)
     as_of = spec.as_of or base.as_of
     start = spec.schedule.earliest_start
-    if spec.schedule.deadline and spec.schedule.deadline <= (start or as_of):
-        raise src.error(("schedule", "deadline"), f"deadline {spec.schedule.deadline} is not after "
-                        f"{'earliest_start' if start else 'as_of'} {start or as_of}")
+    for key in ("deadline", "late_after"):
+        day = getattr(spec.schedule, key)
+        if day and day <= (start or as_of):
+            raise src.error(("schedule", key), f"{key} {day} is not after "
+                            f"{'earliest_start' if start else 'as_of'} {start or as_of}")
     entries = _resolve_catalogs(spec, src)
     if files_catalog is None or entries != base.catalog_entries:
         files_catalog = load_catalog(entries + base.quote_files,

@@ -315,6 +315,33 @@ def _derive(raw: Mapping[str, Any], spec: ProgramSpec, src: Source, seed: Proble
                          origin=e.origin) from None
 
 
+def single_run(pp: ProgramProblem) -> Problem | None:
+    """A program of one workload that uses nothing a single run lacks (a quarterly cap, a power step) is a single
+    run: that run's problem — the workload with the program's schedule, site, budget, policy, risk, rules and
+    objective — so that it is planned, priced and explained by the same code and gives the same plan, byte for
+    byte, as the same run written as a problem file. None for any other program."""
+    spec = pp.spec
+    if len(spec.workloads) != 1 or spec.budget.per_quarter_usd or (spec.site is not None and spec.site.power_steps):
+        return None
+    (_w, problem), = pp.workloads
+    raw = pp.source.data
+    data = dict(problem.raw)
+    budget = {k: v for k, v in (raw.get("budget") or {}).items() if k != "per_quarter_usd"}
+    if budget:
+        data["budget"] = budget
+    if "objective" in raw:
+        data["objective"] = raw["objective"]
+    lines = dict(problem.source.lines)
+    lines.update({p: ln for p, ln in pp.source.lines.items() if p[:1] in (("budget",), ("objective",))})
+    overridden = {p[2:] if p[:2] == ("workloads", 0) else p: o for p, o in pp.source.overridden.items()
+                  if p[:2] == ("workloads", 0) or p[:1] != ("workloads",)}
+    base = Problem(spec=None, catalog=None, assumptions=None, as_of=pp.as_of,  # type: ignore[arg-type]
+                   as_of_defaulted=pp.spec.as_of is None, source=Source(pp.file, data, lines, overridden),
+                   quote_files=problem.quote_files, raw=data, catalog_entries=problem.catalog_entries,
+                   files_catalog=problem.files_catalog)
+    return _build(base, tuple(c for c in pp.changes if c.quote is not None), problem.files_catalog)
+
+
 def load_program(file: str, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
                  today: date | None = None) -> ProgramProblem:
     """Load and validate a program file (see module docstring); raises `InputError` on any problem."""

@@ -18,14 +18,17 @@ from ..errors import InputError
 from .schema import _clean_loc
 from .yamlsrc import path_str, read_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the JSON written by `--format json` and `--save`; bumped when a field changes meaning or goes.
 Version 2 (2026-12) gave `excluded` structured reasons. Version 3 (2026-12) charges bought hardware by
 `policy.after_run` (a bought plan's `compute` is the price, with a negative `resale_credit`, under the default
 `resell`; `accounting` became `after_run`), adds `offer`, the quotes' fabric, contract and dates, `frontier` and
-`unpriced`. The fields a comparison reads are the same in 1, 2 and 3, so saved plans of any of them are read (a
-comparison across versions shows the model's changes as changes)."""
-READABLE_VERSIONS = (1, 2, 3)
+`unpriced`. Version 4 (2026-12) makes the cost the expectation over the scenarios: the `throughput` line (the
+runs' mean less the planned lines) and the `lateness` line (the price of a late day × the expected days past the
+deadline) replace `delivery_slip`; `risk` adds `objective_usd`, `objective_std_error_usd`, `late_days_expected`;
+frontier points add `p_deadline` and `chosen`. The fields a comparison reads are the same in 1 to 4, so saved
+plans of any of them are read (a comparison across versions shows the model's changes as changes)."""
+READABLE_VERSIONS = (1, 2, 3, 4)
 MAX_SAVED_BYTES = 20_000_000
 """Largest saved plan read: a saved plan holds a snapshot of every usable quote (about 200 bytes each)."""
 

@@ -40,6 +40,10 @@ class Workload(Strict):
     heads: int | None = Field(default=None, ge=1, le=10_000)
     vocab: int | None = Field(default=None, ge=2, le=10_000_000)
     lora_rank: int | None = Field(default=None, ge=1, le=65_536)
+    measured_mfu: dict[str, Annotated[float, Field(gt=0, le=1)]] | None = Field(default=None, max_length=64)
+    """MFU the user measured on a platform (accelerator id → achieved fraction of the dense BF16 peak, e.g. from a
+    bake-off of a scaled-down model): it replaces the modelled MFU there, and the spread narrows to
+    `uncertainty.measured_mfu_sigma` (what a measurement at a smaller scale leaves unknown)."""
 
     @field_validator("params")
     @classmethod
@@ -61,6 +65,11 @@ class Workload(Strict):
 class Schedule(Strict):
     earliest_start: Date | None = None
     deadline: Date | None = None
+    """The planned schedule must finish by it; days after it are late, each priced at
+    `objective.late_usd_per_day` (`estimate/outlook.py`)."""
+    late_after: Date | None = None
+    """Count days late from this date instead of the deadline — a target with a price and no hard limit, when there
+    is no deadline (the frontier moves the deadline and keeps the lateness of yours this way)."""
 
 
 class Site(Strict):
@@ -199,8 +208,19 @@ class Rule(Strict):
 
 
 class CostObjective(Strict):
+    """`objective:` as a mapping. The objective is always the risk-adjusted completion cost: the expected cost over
+    the risk scenarios plus the price of every day past the deadline (`estimate/outlook.py`).
+
+    - `late_usd_per_day`: what a day past the deadline costs you, whatever made it late (default: the problem's
+      `risk.money.delay_cost_usd_per_day`);
+    - `cvar_weight` λ: minimise (1 − λ)·E[cost] + λ·CVaR95[cost] (default `risk.uncertainty.aversion`, 0);
+    - `delay_cost_usd_per_day`: a value of time on top — each day of the planned finish adds it (finishing earlier
+      is worth it even before the deadline); `cost` is kept at 1."""
+
     cost: float = Field(default=1.0, gt=0)
     delay_cost_usd_per_day: MoneyOrZero = Field(default=0, le=1e10)
+    late_usd_per_day: MoneyOrZero | None = Field(default=None, le=1e10)
+    cvar_weight: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class ProblemSpec(Strict):

@@ -13,6 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
+HOURS_PER_MONTH = 730.0
+"""Hours of the month every figure in months is read with (8,760 / 12): commitments, terms, managed prices."""
+
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _RE = re.compile(r"^\$?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:_[0-9]+)*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
                  r"\s*([kKmMbBgGtT]?)$")

@@ -9,10 +9,11 @@ the optimum over all points (branch and bound, with CP-SAT solving the leaves an
 The bound of a point relaxes only what can only raise the objective:
 - cost ≥ fixed + the cheapest fill of n nodes from the quotes that could be used (each filled up to its
   capacity, cheapest per node first: the exact optimum of the split's LP relaxation, which drops min_nodes)
-  + the plan's delivery-slip premium, which is at least the premium of each quote it uses at the end of the
-  calendar (premiums only fall as the planned start moves later; waiting hardware only adds): the least over
-  premium levels s of (s + the cheapest fill from the quotes whose premium is at most s) — a dear fill from
-  quotes that are sure to arrive against a cheap one that may be late (`_cost_by_premium`) — + the surcharges of
+  + the plan's lateness charge, which is at least that of each quote it uses alone, planned on its own floor
+  (`Outlook.alone`: the start is the latest of independent arrivals, and a later planned start only orders bought
+  hardware later; waiting hardware only adds): the least over lateness levels s of (s + the cheapest fill from the
+  quotes whose charge alone is at most s) — a dear fill from quotes that are sure to arrive against a cheap one that
+  may be late (`_cost_by_premium`) — + the surcharges of
   the enforced rules that match the point whatever its quotes and cost (add_usd, and a positive add_pct on each
   cost term, rounded as the model rounds them); rules that name quotes or test the cost are left out. Discounts
   (a negative add_pct, any rule's) are taken off the result: each adds its percentage of the plan's cost lines,
@@ -50,7 +51,6 @@ from .groups import capacity_group
 from .money import floor_units, kept_share, units
 from .objective import objective
 from .screening import Screen
-from .timing import slip_units, timing
 
 
 class Bounds:
@@ -69,6 +69,7 @@ class Bounds:
         self._usable: dict[tuple[str, int], int] = {}
         self._lower: dict[tuple[tuple[str, int], int | None], tuple[int, int, int] | None] = {}
         self._templates: dict[tuple[tuple[str, int], bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._lates: dict[tuple[tuple[str, int], int, bool], np.ndarray] = {}
 
     def weight(self, pt: Point, active: Collection[str] | None = None) -> int:
         """How many quotes a model with the `active` groups enforced (None: all) may split the point's nodes over:
@@ -105,7 +106,7 @@ class Bounds:
         pairs by it and bounds only those whose floor the best plan so far does not already beat
         (`PairOracle.minimize`).
 
-        Why each holds: every term `point_lower` adds is nonnegative (slip premiums, add_pct > 0, add_usd ≥ 0, the
+        Why each holds: every term `point_lower` adds is nonnegative (lateness, add_pct > 0, add_usd ≥ 0, the
         discounts taken off as `kept` × the lines), a fill of n nodes costs at least n × the cheapest per-node total
         (`PerNode.extreme`, the floats the model's units are rounded up from), and no plan starts before the option
         is ready or before its first quote can be (`Screen.facts`), rule delays only adding days. The money floors are
@@ -128,7 +129,8 @@ class Bounds:
         adds = self._adds(pt, active)
         pcts = [t.add_pct for t in adds if t.add_pct and t.add_pct > 0]  # discounts: `kept`, on the result
         arr = self._arrays(o)
-        ready, mask = self._usable_at(pt, active, sum(delay_days(t) for t in adds))
+        delay = sum(delay_days(t) for t in adds)
+        ready, mask = self._usable_at(pt, active, delay)
         idx = np.flatnonzero(mask)
         if active is None:
             self._usable[pt.key] = len(idx)
@@ -140,30 +142,68 @@ class Bounds:
         cost_limit = self._undiscounted(min(x for x in (cost_cap, limit if budget.applies_to == "cost" else None,
                                                         _NO_LIMIT) if x is not None))
         cash_limit = limit if limit is not None and budget.applies_to == "cash" else _NO_LIMIT
+        late = self._late(pt, active, delay)
         if len(o.quotes) == 1:
             q = o.quotes[0]
             if n > q.max_nodes and on(capacity_group(q.id)):
                 return None
             whole = pt.fixed.total_cost + n * pt.per_node.cost(q.id)
-            cost = units(whole, unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts) + int(arr.slip[0]) + usd
+            cost = units(whole + float(late[0]), unit) + sum(units(whole * pct / 100.0, unit) for pct in pcts) + usd
             cash = units(pt.fixed.total_cash + n * pt.per_node.cash(q.id), unit) + usd
             if cost > cost_limit or cash > cash_limit:
                 return None
             return self._discounted(cost), cash, int(ready[0]) + pt.days
         capped = arr.cap if active is None else \
             np.where(np.fromiter(map(active.__contains__, arr.cap_groups), dtype=bool, count=len(arr.ids)), arr.cap, n)
+        late_u = _units(late, unit)
+        found = [f for f in (self._whole_bound(pt, arr, idx, capped, pcts, usd, late, (cost_limit, cash_limit),
+                                               ready),
+                             self._shared_bound(pt, arr, idx, capped, pcts, usd, late_u, (cost_limit, cash_limit),
+                                                ready)) if f is not None]
+        if not found:
+            return None
+        return (self._discounted(min(f[0] for f in found)), min(f[1] for f in found), min(f[2] for f in found))
+
+    def _whole_bound(self, pt: Point, arr: "_Quotes", idx: np.ndarray, capped: np.ndarray, pcts: Sequence[float],
+                     usd: int, late: np.ndarray, limits: tuple[int, int],
+                     ready: np.ndarray) -> tuple[int, int, int] | None:
+        """The least (cost, cash, finish) of the plans at this point that take all n nodes from one of the quotes
+        `idx`: the model charges each its lines and its lateness (`late`, dollars) rounded up once
+        (`builder.plan_units`), plus the rules' surcharges (a percentage rounded once too). Every other plan splits its nodes, and is charged per
+        node (`_shared_bound`)."""
+        unit, n = self.unit, pt.n
+        idx = idx[capped[idx] >= n]
+        if len(idx) == 0:
+            return None
+        whole = pt.fixed.total_cost + n * self._per_node_usd(pt, arr, idx, False)
+        cost = _units(whole + late[idx], unit) + usd
+        for pct in pcts:
+            cost = cost + _units(whole * pct / 100.0, unit)
+        cash = _units(pt.fixed.total_cash + n * self._per_node_usd(pt, arr, idx, True), unit) + usd
+        ok = (cost <= limits[0]) & (cash <= limits[1])
+        if not ok.any():
+            return None
+        return int(cost[ok].min()), int(cash[ok].min()), int(ready[idx][ok].min()) + pt.days
+
+    def _shared_bound(self, pt: Point, arr: "_Quotes", idx: np.ndarray, capped: np.ndarray, pcts: Sequence[float],
+                      usd: int, late: np.ndarray, limits: tuple[int, int],
+                      ready: np.ndarray) -> tuple[int, int, int] | None:
+        """The bound of the plans at this point that split its nodes over the quotes `idx`, charged per node (a fill
+        from one quote is among them: a valid, looser bound of a whole plan too)."""
+        unit, n = self.unit, pt.n
+        cost_limit, cash_limit = limits
+        o = pt.option
         fixed_cost = units(pt.fixed.total_cost, unit) + sum(units(pt.fixed.total_cost * pct / 100.0, unit)
                                                              for pct in pcts) + usd
         fixed_cash = units(pt.fixed.total_cash, unit) + usd
         if usd >= 0 and _over_at_any_price(pt, unit, fixed_cost, fixed_cash, (cost_limit, cash_limit)):
             return None
         if len(o.quotes) < REFINE_FROM:
-            plain = self._plain(pt, arr, idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
-                                (cost_limit, cash_limit), int(ready[idx].min()))
-            return None if plain is None else (self._discounted(plain[0]), plain[1], plain[2])
+            return self._plain(pt, self._arrays(o), idx, np.minimum(capped[idx], n), pcts, (fixed_cost, fixed_cash),
+                               (cost_limit, cash_limit), int(ready[idx].min()), late)
         split = _Split(np.minimum(capped[idx], n), self._per_node(pt, arr, idx, False, pcts),
                        self._per_node(pt, arr, idx, True, ()), n)
-        slips = arr.slip[idx]
+        slips = late[idx]
         least = _cost_by_premium(split, slips, fixed_cost, fixed_cash, cost_limit, cash_limit)
         if least is None:
             return None
@@ -173,7 +213,7 @@ class Bounds:
         start = _earliest_start(split, ready[idx], slips, fixed_cost, fixed_cash, cost_limit, cash_limit)
         if start is None:
             return None
-        return self._discounted(least), fixed_cash + int(cash_fill), start + pt.days
+        return least, fixed_cash + int(cash_fill), start + pt.days
 
     def _undiscounted(self, limit: int) -> int:
         """The most a plan's undiscounted cost (what the bounds compute) can be when its cost is within `limit`:
@@ -207,7 +247,7 @@ class Bounds:
         chance = self.screen.chance
         if chance is not None and on("policy.deadline_confidence") and pt.time is not None and mask.any():
             rows = np.flatnonzero(mask)
-            mask[rows] = chance.meets_alone(o, pt, ready, rows)
+            mask[rows] = chance.meets_alone(o, pt, ready, rows, earliest=on("schedule.earliest_start"))
         return ready, mask
 
     def usable(self, pt: Point, active: Collection[str] | None = None) -> np.ndarray:
@@ -226,7 +266,8 @@ class Bounds:
                 and rule.when.quote is None and rule.when.cost is None]
 
     def _plain(self, pt: Point, arr: "_Quotes", idx: np.ndarray, caps: np.ndarray, pcts: Sequence[float],
-               fixed: tuple[int, int], limits: tuple[int, int], first: int) -> tuple[int, int, int] | None:
+               fixed: tuple[int, int], limits: tuple[int, int], first: int,
+               late: np.ndarray) -> tuple[int, int, int] | None:
         """The bound of an option with few quotes, in plain Python (numpy's per-call cost dominates there): the
         cheapest fills of cost and cash, the least premium, the first ready day — what `_cost_by_premium` and
         `_earliest_start` refine, and never above them."""
@@ -248,25 +289,34 @@ class Bounds:
             if rest > 0:
                 return None
             fills.append(total)
-        cost = fixed[0] + fills[0] + int(arr.slip[idx].min())
+        cost = fixed[0] + fills[0] + int(late[idx].min())
         cash = fixed[1] + fills[1]
         if cost > limits[0] or cash > limits[1]:
             return None
         return cost, cash, first + pt.days
 
+    def _late(self, pt: Point, active: Collection[str] | None, delay: int) -> np.ndarray:
+        """Each quote's lateness charge alone at this point (dollars): what a plan using it is charged at least
+        (`Outlook.alone`), with the rules' delays `delay` and the earliest start if it is enforced. Kept per point
+        with every group enforced."""
+        earliest = active is None or "schedule.earliest_start" in active
+        key = (pt.key, delay, earliest)
+        got = self._lates.get(key)
+        if got is None:
+            got = self.screen.outlook.alone(pt.option, pt, delay, earliest=earliest)
+            if active is None:
+                self._lates[key] = got
+        return got
+
     def _arrays(self, o: Option) -> "_Quotes":
-        """Per option, once: each quote's ready day, slip premium at the end of the calendar (units), estimate flag,
-        capacity, least order and price key, as arrays (ids, ready days, capacities and prices from the screen's
-        table of the option)."""
+        """Per option, once: each quote's ready day, estimate flag, capacity, least order and price key, as arrays
+        (ids, ready days, capacities and prices from the screen's table of the option)."""
         got = self._options.get(o.id)
         if got is None:
-            end = self.screen.universe.horizon
             qs = o.quotes
             table = self.screen.table(o)  # asked for a point's option: it has points, hence prices
             got = _Quotes(
                 ids=table.ids, cap_groups=table.cap_groups, ready=table.ready,
-                slip=np.array([slip_units(self.problem, timing(self.problem, o, q), end, 0, self.unit) for q in qs],
-                              dtype=np.int64),
                 est=np.array([q.kind == "estimate" for q in qs], dtype=bool),
                 cap=table.cap,
                 least=np.array([max(1, q.min_nodes) for q in qs], dtype=np.int64),
@@ -274,15 +324,20 @@ class Bounds:
             self._options[o.id] = got
         return got
 
-    def _per_node(self, pt: Point, arr: "_Quotes", idx: np.ndarray, cash: bool, pcts: Sequence[float]) -> np.ndarray:
-        """Per-node cost (or cash) in units of the quotes `idx` at this point, each % surcharge rounded up per node
-        as the model rounds it: t0 + price × t1 of the quote's price key (the floats of `PerNode.cost`)."""
+    def _per_node_usd(self, pt: Point, arr: "_Quotes", idx: np.ndarray, cash: bool) -> np.ndarray:
+        """Per-node cost (or cash) in dollars of the quotes `idx` at this point: t0 + price × t1 of the quote's
+        price key (the floats of `PerNode.cost`)."""
         got = self._templates.get((pt.key, cash))
         if got is None:
             totals = [pt.per_node.key_totals(k, cash) for k in arr.keys]
             got = self._templates[(pt.key, cash)] = (np.array([t[0] for t in totals]), np.array([t[1] for t in totals]))
         keys = arr.key_of[idx]
-        dollars = got[0][keys] + arr.price[idx] * got[1][keys]
+        return got[0][keys] + arr.price[idx] * got[1][keys]
+
+    def _per_node(self, pt: Point, arr: "_Quotes", idx: np.ndarray, cash: bool, pcts: Sequence[float]) -> np.ndarray:
+        """Per-node cost (or cash) in units of the quotes `idx` at this point, each % surcharge rounded up per node
+        as the model rounds it."""
+        dollars = self._per_node_usd(pt, arr, idx, cash)
         out = _units(dollars, self.unit)
         for pct in pcts:
             out = out + _units(dollars * pct / 100.0, self.unit)
@@ -307,8 +362,8 @@ VECTOR_CELLS = 20_000
 """Up to this many (ready day × quote) cells the earliest start is tested at every ready day in one array
 operation; beyond, by bisection over the days (a few fills, not a days × quotes matrix)."""
 PREMIUM_LEVELS = 32
-"""Most slip-premium levels a point's cost bound is evaluated at (`_cost_by_premium`): exact up to this many
-distinct premiums among its usable quotes, a coarser but still valid bound beyond."""
+"""Most lateness levels a point's cost bound is evaluated at (`_cost_by_premium`): exact up to this many distinct
+charges among its usable quotes, a coarser but still valid bound beyond."""
 
 
 @dataclass(frozen=True)
@@ -318,7 +373,6 @@ class _Quotes:
     ids: list[str]
     cap_groups: list[str]
     ready: np.ndarray
-    slip: np.ndarray
     est: np.ndarray
     cap: np.ndarray
     least: np.ndarray
@@ -387,13 +441,12 @@ def _over_at_any_price(pt: Point, unit: int, fixed_cost: int, fixed_cash: int, l
 
 def _cost_by_premium(split: _Split, slips: np.ndarray, fixed_cost: int, fixed_cash: int, cost_limit: int,
                      cash_limit: int) -> int | None:
-    """The least cost of a plan at the point, counting its slip premium with the quotes that premium allows.
+    """The least cost of a plan at the point, counting its lateness with the quotes that lateness allows.
 
-    A plan whose premium is s uses only quotes whose premium at the end of the calendar is at most s (a quote's
-    premium only falls as the planned start moves later, and the plan's is the largest of its quotes'). So for s in
-    [g_i, g_i+1) between two evaluated levels, cost ≥ fixed + fill(quotes with premium < g_i+1) + g_i, and its
-    cash ≥ fixed + their cash fill; levels over a limit are out. The bound is the least over levels — never below
-    the cheapest fill plus the least premium, which is what it refines."""
+    A plan charged s for lateness uses only quotes whose charge alone is at most s (the plan's charge is at least
+    each of its quotes' alone). So for s in [g_i, g_i+1) between two evaluated levels, cost ≥ fixed + fill(quotes
+    charged < g_i+1) + g_i, and its cash ≥ fixed + their cash fill; levels over a limit are out. The bound is the
+    least over levels — never below the cheapest fill plus the least charge, which is what it refines."""
     levels = distinct(slips)
     if len(levels) > PREMIUM_LEVELS:
         levels = distinct(levels[np.linspace(0, len(levels) - 1, PREMIUM_LEVELS).round().astype(np.int64)])

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..estimate.chance import ChanceCut, quote_sets
 from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..estimate.outlook import LateCut, rule_delay
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
@@ -43,7 +44,7 @@ from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
 from .reduce import r1_holds
 from .screening import PRETRAINING, Screen, preemptible_forbidden
-from .timing import Timing, candidates, delay_sums, slip_units, timing, wait_of, wait_units
+from .timing import Timing, candidates, delay_sums, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
 Usable = Callable[[Point], np.ndarray]
@@ -76,6 +77,9 @@ class Built:
     power_w: Any = 0
     racks: Any = 0
     slacks: dict[str, Any] = field(default_factory=dict)
+    late: dict[str, Any] = field(default_factory=dict)
+    """Per option of several quotes, the variable the lateness of its plan is charged by (money units): the largest
+    of its used quotes' figures alone and of the cuts that hold (`add_lateness`)."""
 
 
 class _Builder:
@@ -124,6 +128,12 @@ class _Builder:
         self.floors: list[Any] = []
         self.delay_rules: list[int] = []
         self.thresholds: dict[tuple[str, str, int], Any] = {}
+        self.outlook = screen.outlook
+        self.late: dict[str, Any] = {}
+        self.late_at: dict[str, list[tuple[int, int]]] = {}
+        self.whole: dict[tuple[str, int], Any] = {}
+        """w[q, i]: the plan at point i takes all its nodes from quote q (`_split`)."""
+        """Per quote of an option of several, (lateness units of the quote alone, point) where it is modelled."""
 
     # --- groups and slacks ------------------------------------------------------------------------------------
     def group(self, gid: str, kind: GroupKind, path: tuple[Any, ...], text: str, unit_name: str | None = None,
@@ -207,30 +217,72 @@ class _Builder:
         return union, masks
 
     def _single_quote(self, o: Option, idx: list[int]) -> None:
+        """A one-quote option: each point is one plan, charged its cost lines and its lateness in one term, rounded
+        up once (`plan_units`)."""
         q = o.quotes[0]
-        z, pts, unit = self.z, self.points, self.unit
+        z, pts = self.z, self.points
         self.x[q.id] = sum(pts[i].n * z[i] for i in idx)
         self.u[q.id] = self.sel[o.id]
         for i in idx:
             pt = pts[i]
             if pt.n < q.min_nodes:
                 self.m.add(z[i] == 0)
-            self.cost_terms.append(units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit) * z[i])
-            self.cash_terms.append(units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit) * z[i])
+            cost, cash = plan_units(pt, q.id, self.unit, float(self._alone_late(pt, [q.id])[0]))
+            self.cost_terms.append(cost * z[i])
+            self.cash_terms.append(cash * z[i])
+
+    def _alone_late(self, pt: Point, used: list[str]) -> np.ndarray:
+        """The lateness charge (dollars) of a plan at `pt` using each quote of its option alone (`Outlook.alone`),
+        with the delays of the rules that apply there whatever its quotes — and, for a one-quote option, the rules
+        that name its quote."""
+        return self.outlook.alone(pt.option, pt, rule_delay(self.problem, pt, used))
 
     def _split(self, o: Option, i: int, quotes: Sequence[Quote]) -> None:
-        """Point i's nodes over the quotes modelled there (`y[q, i]`; a quote dropped there has no entry)."""
+        """Point i's nodes over the quotes modelled there (`y[q, i]`; a quote dropped there has no entry), each
+        charged per node, the point's fixed lines once, the lateness of the quotes used together (`add_lateness`).
+
+        A plan that takes all n nodes from one quote — every plan, with one fabric per job and quotes alone on their
+        fabrics — is charged its lines and its lateness rounded up once (`plan_units`), as a one-quote option's plan
+        is: a Boolean w[q, i] = (y[q, i] = n) takes off what rounding each node (and the lateness apart) up added,
+        so the model's resolution is a money unit per plan, not per node (at $1k a node, 56 nodes could tie or
+        invert plans $50k apart). An equality: a cost condition must see the cost the plan has."""
         pt, unit = self.points[i], self.unit
         self.cost_terms.append(units(pt.fixed.total_cost, unit) * self.z[i])
         self.cash_terms.append(units(pt.fixed.total_cash, unit) * self.z[i])
         share = []
+        late = self._alone_late(pt, []) if quotes else None
+        index = {q.id: k for k, q in enumerate(o.quotes)}
+        fixed_cost, fixed_cash = units(pt.fixed.total_cost, unit), units(pt.fixed.total_cash, unit)
         for q in quotes:
             v = self.m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
             self.y[(q.id, i)] = v
             share.append(v)
-            self.cost_terms.append(units(pt.per_node.cost(q.id), unit) * v)
-            self.cash_terms.append(units(pt.per_node.cash(q.id), unit) * v)
+            per_cost, per_cash = units(pt.per_node.cost(q.id), unit), units(pt.per_node.cash(q.id), unit)
+            self.cost_terms.append(per_cost * v)
+            self.cash_terms.append(per_cash * v)
+            assert late is not None
+            alone = float(late[index[q.id]])
+            charge = units(alone, unit)
+            whole_cost, whole_cash = plan_units(pt, q.id, unit, alone)
+            rebate = (fixed_cost + pt.n * per_cost + charge - whole_cost, fixed_cash + pt.n * per_cash - whole_cash)
+            if rebate[0] > 0 or rebate[1] > 0:
+                w = self._whole_of(q.id, i)
+                self.cost_terms.append(-rebate[0] * w)
+                self.cash_terms.append(-rebate[1] * w)
+            if charge > 0:
+                self.late_at.setdefault(q.id, []).append((charge, i))
         self.m.add(sum(share) == pt.n * self.z[i])
+
+    def _whole_of(self, qid: str, i: int) -> Any:
+        """w[q, i] = (y[q, i] = n): the plan at point i takes all its nodes from quote q (made on first use; pinned
+        both ways)."""
+        w = self.whole.get((qid, i))
+        if w is None:
+            n, v = self.points[i].n, self.y[(qid, i)]
+            w = self.whole[(qid, i)] = self.m.new_bool_var(f"whole[{qid}@{n}]")
+            self.m.add(v >= n * w)
+            self.m.add(v <= n - 1 + w)
+        return w
 
     # --- fabrics ------------------------------------------------------------------------------------------
     def add_fabrics(self) -> None:
@@ -299,65 +351,71 @@ class _Builder:
         return lit
 
     def add_timing(self) -> None:
-        """Delivery slip and waiting bought hardware as step functions of the planned start (`timing.py`).
-
-        slip = max(0, max over quotes q and candidates v of premium_q(v) · (u_q ∧ F ≤ v)) (non-increasing in v, so
-        the largest is at F); wait_q,v = Σ_p (waitcost_q,p(v) − waitcost_q,p(v⁻)) · nodes_q,p if F ≥ v, else 0, v⁻
-        the step before v (`_wait_steps`: the steps at or before F add up to the wait at F). Equalities, not bounds
-        the objective pushes down, for the reason `_add_pct` gives. With the deadline fixed, a point p can only have
-        F ≤ deadline − days_p: later steps are left out. Rented capacity is ordered once the rules' delays are over,
-        so its slip depends on F − delays."""
-        delay = sum(self.delays) if self.delays else 0
+        """Waiting bought hardware as a step function of the planned start F (`timing.py`): wait_q,v = Σ_p
+        (waitcost_q,p(v) − waitcost_q,p(v⁻)) · nodes_q,p if F ≥ v, else 0, v⁻ the step before v (`_wait_steps`: the
+        steps at or before F add up to the wait at F). Equalities, not bounds the objective pushes down, for the
+        reason `_add_pct` gives. With the deadline fixed, a point p can only have F ≤ deadline − days_p: later steps
+        are left out. (Lateness does not depend on F in the model: rented capacity is used when it arrives, and
+        bought hardware's is charged at the quote's own floor, a lower bound the cuts make exact: `add_lateness`.)"""
         sums = delay_sums(self.delay_rules)
         spec, u = self.spec, self.universe
         earliest = u.earliest_day if spec.schedule.earliest_start is not None and u.earliest_day > 0 else None
         timings = {q.id: timing(self.problem, o, q) for o in self.options for q in o.quotes
-                   if not (isinstance(self.u[q.id], int) or self.u[q.id] is self.zero)}
-        starts, lags = candidates(earliest, [o.ready_day for o in self.options],
-                                  [t.offset for t in timings.values()], sums)
-        lag = self.m.new_int_var(0, self.horizon, "planned_less_delays")
-        self.m.add(lag == self.planned - delay)
-        slip_terms: list[tuple[int, Any]] = []
+                   if o.mode == "buy" and not (isinstance(self.u[q.id], int) or self.u[q.id] is self.zero)}
+        starts, _lags = candidates(earliest, [o.ready_day for o in self.options],
+                                   [t.offset for t in timings.values()], sums)
         waits = 0
-        last = self._last_step()
         for o in self.options:
             for q in o.quotes:
-                used = self.u[q.id]
-                if isinstance(used, int) or used is self.zero:
-                    continue
-                t = timings[q.id]
-                if self.a.money.delay_cost_usd_per_day > 0:
-                    slip_terms += self._slip_steps(t, used, starts if t.buy else lags,
-                                                   self.planned if t.buy else lag, "F" if t.buy else "T", last)
-                if t.buy and t.order_by is not None:
+                t = timings.get(q.id)
+                if t is not None and t.order_by is not None:
                     waits += self._wait_steps(o, t, starts)
-        if slip_terms:
-            slip = self.m.new_int_var(0, max(k for k, _ in slip_terms), "slip_premium")
-            self.m.add_max_equality(slip, [0] + [k * cond for k, cond in slip_terms])
-            self.cost_terms.append(slip)
-        self.pin_planned_start(bool(slip_terms) or waits > 0)
+        self.pin_planned_start(waits > 0)
 
-    def _last_step(self) -> int | None:
-        """With the deadline fixed (optimisation), the latest planned start any point can have and still finish
-        in time: slip steps beyond it are implied by the step at the planned start itself, so they are left out."""
-        dl = self.universe.deadline_day
-        if self.guard != "fixed" or dl is None or not self.points:
-            return None
-        return dl - min(pt.days for pt in self.points)
-
-    def _slip_steps(self, t: Timing, used: Any, values: list[int], var: Any, name: str,
-                    latest: int | None) -> list[tuple[int, Any]]:
-        out = []
-        for v in values:
-            if v < t.offset:
+    def add_lateness(self, cuts: Sequence[LateCut]) -> None:
+        """Lateness of a plan on an option of several quotes: the quotes it uses arrive independently and the run
+        starts after the last, so its charge is at least each used quote's alone (`Outlook.alone`) — the model
+        charges the largest of them — and, for a set of quotes a cut names at a point (a plan found to be charged
+        less than its quotes together cost, `solve/pipeline.py`), that set's own figure whenever all of it is used
+        there. Equalities again: `late` is the maximum of its terms, each pinned to its figure or to 0."""
+        index = {(pt.option.id, pt.n): i for i, pt in enumerate(self.points)}
+        by_option: dict[str, list[LateCut]] = {}
+        for cut in cuts:
+            by_option.setdefault(cut.option, []).append(cut)
+        for o in self.options:
+            if len(o.quotes) == 1:
                 continue
-            if latest is not None and v > latest:
-                break
-            k = slip_units(self.problem, t, v, 0, self.unit)
-            if k <= 0:
-                break
-            out.append((k, used + self._threshold(var, name, "le", v) - 1))
-        return out
+            terms: list[Any] = []
+            top = 0
+            for q in o.quotes:
+                at = self.late_at.get(q.id)
+                used = self.u[q.id]
+                if not at or isinstance(used, int) or used is self.zero:
+                    continue
+                hi = max(k for k, _ in at)
+                t = self.m.new_int_var(0, hi, f"late[{q.id}]")
+                self.m.add(t == sum(k * self.z[i] for k, i in at)).only_enforce_if(used)
+                self.m.add(t == 0).only_enforce_if(~used)
+                terms.append(t)
+                top = max(top, hi)
+            for cut in by_option.get(o.id, []):
+                i = index.get((cut.option, cut.nodes))
+                lits = [self.u.get(qid) for qid in cut.quotes]
+                if i is None or any(x is None or isinstance(x, int) or x is self.zero for x in lits):
+                    continue
+                conds = [self.z[i], *lits]
+                b = self.m.new_bool_var(f"late_cut[{o.id}@{cut.nodes}]")
+                for c in conds:
+                    self.m.add(b <= c)
+                self.m.add(b >= sum(conds) - (len(conds) - 1))
+                terms.append(cut.units * b)
+                top = max(top, cut.units)
+            if not terms:
+                continue
+            late = self.m.new_int_var(0, top, f"late[{o.id}]")
+            self.m.add_max_equality(late, [0, *terms])
+            self.cost_terms.append(late)
+            self.late[o.id] = late
 
     def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> int:
         """The wait costs of one bought quote (see `add_timing`); returns how many steps were added.
@@ -641,7 +699,14 @@ class _Builder:
                 ks = [units(pt.per_node.cost(q.id) * pct / 100.0, self.unit) for q in pt.option.quotes]
                 terms += [k * v for k, q in zip(ks, pt.option.quotes, strict=True)
                           if (v := self.y.get((q.id, i))) is not None]
-                hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks))
+                for k, q in zip(ks, pt.option.quotes, strict=True):   # a whole plan's percentage rounded once
+                    if (q.id, i) not in self.y:
+                        continue
+                    once = units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * pct / 100.0, self.unit)
+                    if once != k0 + pt.n * k:
+                        terms.append((once - k0 - pt.n * k) * self._whole_of(q.id, i))
+                    hi = max(hi, abs(once))   # rounded once, a discount can exceed its per-node terms' sum
+                hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks) + 1)
         r = self.m.new_int_var(-hi, hi, f"add_pct[{gid}]")
         if applies is None:
             self.m.add(r == sum(terms)).only_enforce_if(lit)
@@ -710,6 +775,14 @@ class _Builder:
                    ).only_enforce_if(lit)
 
 
+def plan_units(pt: Point, qid: str, unit: int, late_usd: float = 0.0) -> tuple[int, int]:
+    """(cost, cash) in money units of the plan at `pt` that takes all its nodes from quote `qid`: its fixed and
+    per-node lines and its lateness charge alone, each total rounded up once (the model's charge of such a plan;
+    `solve/brute.py`, the bounds and the presolve count it the same way)."""
+    return (units(pt.fixed.total_cost + pt.n * pt.per_node.cost(qid) + late_usd, unit),
+            units(pt.fixed.total_cash + pt.n * pt.per_node.cash(qid), unit))
+
+
 def model_points(universe: Universe, screen: Screen, *, prune: bool,
                  keep: set[tuple[str, int]] | None = None) -> list[Point]:
     """The points a model is built over: workable ones, limited to `keep`, without the screened-out ones when
@@ -722,7 +795,8 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
           prune: bool | None = None, elastic: bool = False, keep: set[tuple[str, int]] | None = None,
           cost_hi: int | None = None, protect: frozenset[str] = frozenset(),
           cuts: Sequence[ChanceCut] = (), reduce: bool = True, groups_only: bool = False,
-          usable: Usable | None = None, active: frozenset[str] | None = None) -> Built:
+          usable: Usable | None = None, active: frozenset[str] | None = None,
+          late_cuts: Sequence[LateCut] = ()) -> Built:
     """Build the model.
 
     `guard='assume'` makes every group literal a free Boolean for explanations; `elastic=True` gives every numeric
@@ -739,6 +813,7 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points, None if elastic else active)
     b.add_selection(protect, reduce, usable, quotes=not groups_only)
+    b.add_lateness(late_cuts)
     b.add_fabrics()
     b.add_schedule()
     b.add_policy()
@@ -755,9 +830,9 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     if cost_hi is None and groups_only:
         cost_hi = 0  # a skeleton is never solved, and only an elastic model's slacks read the ceiling
     if cost_hi is None:
-        cost_hi = universe_ceiling(problem, universe, unit) if needs_ceiling(problem) else \
-            model_ceiling(problem, points, unit)
+        cost_hi = universe_ceiling(problem, universe, unit, screen.outlook) if needs_ceiling(problem) else \
+            model_ceiling(problem, points, unit, screen.outlook, universe.horizon)
     b.add_budget(cost_hi)
     return Built(b.m, universe, points, unit, b.groups, b.lits, b.z, b.sel, b.x, b.u, b.y, b.start, b.finish,
                  b.planned, b.cost_expr(), b.cash_expr(), sum(i * zi for i, zi in enumerate(b.z)), cost_hi, b.power_w,
-                 b.racks, b.slacks)
+                 b.racks, b.slacks, b.late)

@@ -20,6 +20,9 @@ class Decision:
     cost_units: int
     planned_day: int | None = None
     """The planned start the model priced delivery timing at (None: take the start)."""
+    late_units: int | None = None
+    """The model's lateness charge of a plan on an option of several quotes (`builder.add_lateness`; None: a
+    one-quote option, charged exactly)."""
 
     @property
     def quotes(self) -> dict[str, int]:
@@ -35,5 +38,7 @@ def decode(b: Built, value: Callable[[Any], int]) -> Decision:
         alloc = {quotes[0].id: pt.n}
     else:
         alloc = {q.id: int(value(v)) for q in quotes if (v := b.y.get((q.id, i))) is not None}
+    late = b.late.get(pt.option.id)
     return Decision(pt.option.id, pt.n, tuple(sorted((k, v) for k, v in alloc.items() if v > 0)),
-                    int(value(b.start)), int(value(b.cost)), int(value(b.planned)))
+                    int(value(b.start)), int(value(b.cost)), int(value(b.planned)),
+                    None if late is None else int(value(late)))

@@ -1,7 +1,8 @@
 """The objective as one integer, and the ceiling on model cost that makes it lexicographic.
 
 `objective: cost` minimises cost, then finish; `time` minimises finish, then cost; `{delay_cost_usd_per_day}`
-minimises cost + delay × finish, then finish. Each is one integer combination of the model's integer cost and
+minimises cost + delay × finish, then finish. Cost is the risk-adjusted completion cost in every case: the expected
+cost over the risk scenarios with the price of lateness (`estimate/outlook.py`). Each is one integer combination of the model's integer cost and
 finish day, which needs an upper bound on each: finish < k = 2·horizon + 1 always (the calendar), and cost ≤ the
 cost ceiling (only the time objective multiplies by it). All three are monotone in cost and in finish, which the
 bounds in `bounds.py` rely on.
@@ -14,10 +15,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..estimate.options import Option, Point, Universe
+from ..estimate.outlook import Outlook
 from ..inputs.problem import Problem
 from ..inputs.spec import CostObjective
 from .money import units
-from .timing import timing_ceiling
+from .timing import rule_delays, timing_ceiling
 
 OVERFLOW_LIMIT = 2 ** 61
 """Largest objective value allowed: CP-SAT's int64 with headroom for its own sums of terms."""
@@ -28,13 +30,16 @@ def finish_weight(horizon: int) -> int:
     return 2 * horizon + 1
 
 
-def point_ceiling(pt: Point, unit: int) -> int:
-    """Most the model can charge for a point's lines (each term rounded up, the dearest quote on every node)."""
-    return units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1
+def point_ceiling(pt: Point, unit: int, outlook: Outlook | None = None, horizon: int = 0, delays: int = 0) -> int:
+    """Most the model can charge for a point's lines (each term rounded up, the dearest quote on every node), and
+    for its lateness (`Outlook.late_ceiling`, with the calendar `horizon` and every rule delay `delays`)."""
+    late = 0 if outlook is None or not pt.workable else \
+        units(outlook.late_ceiling(pt.option, pt, horizon, delays), unit)
+    return units(pt.fixed.total_cost, unit) + pt.n * units(pt.per_node.extreme(False, max), unit) + 1 + late
 
 
 def _ceiling(problem: Problem, point_hi: int, max_nodes: int, options: Iterable[Option], unit: int) -> int:
-    """The dearest point plus everything rules, delivery slip and waiting hardware can add to it.
+    """The dearest point plus everything rules and waiting hardware can add to it.
 
     A `add_pct` surcharge is rounded up term by term in the model: on a split over quotes that is at most one unit
     per node and one for the plan's fixed lines on top of the percentage itself."""
@@ -48,7 +53,8 @@ def _ceiling(problem: Problem, point_hi: int, max_nodes: int, options: Iterable[
     return hi + timing_ceiling(problem, options, unit)
 
 
-def universe_ceiling(problem: Problem, universe: Universe, unit: int, memo: dict[str, int] | None = None) -> int:
+def universe_ceiling(problem: Problem, universe: Universe, unit: int, outlook: Outlook,
+                     memo: dict[str, int] | None = None) -> int:
     """An upper bound (in money units) on the model's cost of any plan over `universe`.
 
     It is the multiplier of the time objective, so it must not depend on which points a particular model keeps:
@@ -56,9 +62,11 @@ def universe_ceiling(problem: Problem, universe: Universe, unit: int, memo: dict
     dearest point between calls (per money unit: the caller's own dictionary)."""
     memo = {} if memo is None else memo
     point_hi = 0
+    delays = sum(rule_delays(problem))
     for o in universe.options:
         if o.id not in memo:
-            memo[o.id] = max((point_ceiling(pt, unit) for pt in o.points if pt.workable), default=0)
+            memo[o.id] = max((point_ceiling(pt, unit, outlook, universe.horizon, delays) for pt in o.points
+                              if pt.workable), default=0)
         point_hi = max(point_hi, memo[o.id])
     max_nodes = max((pt.n for o in universe.options for pt in o.points), default=1)
     if "<timing>" not in memo:
@@ -66,9 +74,10 @@ def universe_ceiling(problem: Problem, universe: Universe, unit: int, memo: dict
     return _ceiling(problem, point_hi, max_nodes, (), unit) + memo["<timing>"]
 
 
-def model_ceiling(problem: Problem, points: list[Point], unit: int) -> int:
+def model_ceiling(problem: Problem, points: list[Point], unit: int, outlook: Outlook, horizon: int) -> int:
     """`universe_ceiling` over one model's points: enough where the ceiling only sizes slacks and checks overflow."""
-    point_hi = max((point_ceiling(pt, unit) for pt in points), default=0)
+    delays = sum(rule_delays(problem))
+    point_hi = max((point_ceiling(pt, unit, outlook, horizon, delays) for pt in points), default=0)
     max_nodes = max((pt.n for pt in points), default=1)
     options: dict[str, Option] = {pt.option.id: pt.option for pt in points}
     return _ceiling(problem, point_hi, max_nodes, options.values(), unit)

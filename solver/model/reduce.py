@@ -7,15 +7,17 @@ feasible, that uses kept quotes instead. Two rules, both per point, so capacitie
 those of that point:
 
 - **R1 (exact plans).** With one fabric per job enforced, a rented quote alone on its fabric is used alone, so its
-  plan at n nodes is a constant: cost and cash in money units (n × the per-node terms, the slip premium at its
-  planned start, the rules' percentages, as `solve/brute.py` counts them), the planned start, estimate or not.
+  plan at n nodes is a constant: cost and cash in money units (n × the per-node terms, its lateness charge alone,
+  the rules' percentages, as `solve/brute.py` counts them), the planned start, estimate or not.
   Quotes off the Pareto front of those plans — or that cannot supply n alone — are dropped. Any quote that can
   supply n alone may be the dominator (the plan that uses only it is one fabric too).
-- **R2 (moving nodes).** d is no worse than q when it is ready no later, its lead time is no later at every quantile
-  from the median up (p50 no later, spread no wider), a purchase is priced no higher and can be ordered no later (so
-  it never waits longer), it is not an estimate unless q is, and at this point its per-node cost and cash are no
-  higher. An earlier ready date can move the planned start earlier, which raises the slip premium of the plan's
-  slowest quote by at most `_largest_premium`: d must then save that much (and a money unit) on q's fewest nodes.
+- **R2 (moving nodes).** d is no worse than q when it is ready no later (so the planned start never moves later),
+  its capacity arrives no later in distribution (`_arrives_no_later`: its delivery's distribution function is at
+  least q's at every whole day that can matter — then replacing q by d makes the plan's start, the latest of
+  independent arrivals, no later in distribution, so its lateness and its chance of the deadline no worse), a
+  purchase is priced no higher and can be ordered no later (so it never waits longer), it is not an estimate unless q
+  is, and at this point its per-node cost and cash are no higher. A bought q must be ordered just in time at every
+  start the point can have (one ordered on its last valid day arrives on its own clock).
   q's nodes fit on its dominators when (a) one can supply n alone (minimum no larger), on q's fabric or with q alone
   on its own (its fabric is freed as d's is taken); (b) with one fabric per job and q alone on its fabric, one holds
   min(q's capacity, n); or (c) those on q's fabric with no minimum size hold n together (the plan's other nodes on
@@ -28,13 +30,13 @@ a rule that tests the plan's cost switches the reduction off. A rule that lowers
 so its comparison is the model's; the moves of R2 and R3 compare per-node prices in dollars, which a discount taken
 per quote and rounded up in the model's unit can leave a unit out of order.
 
-With `policy.deadline_confidence` only R1 is used: each quote's lateness is its own scenario draw, so a quote better
-on p50 and p90 can still miss the confidence, and nodes cannot be moved between quotes (R2, R3). A plan that uses
-one quote alone, though, meets the confidence or not as a whole: the model holds its start to at most F*(point,
-quote) (`estimate/chance.py`), so a quote that misses it when started on its own floor is never used at the point,
-and among the quotes that meet it the Pareto argument of R1 holds unchanged.
+With `policy.deadline_confidence` only R1 is used, as before the start laws were exact (the joint constraints of
+sets of quotes are cuts the reduction does not see). A plan that uses one quote alone meets the confidence or not as
+a whole: the model holds its start to at most F*(point, quote) (`estimate/chance.py`), so a quote that misses it
+when started on its own floor is never used at the point, and among the quotes that meet it the Pareto argument of
+R1 holds unchanged.
 
-Explanation models (`every_limit=False`, any group may be switched off) use R2 without (b), and the slip margin
+Explanation models (`every_limit=False`, any group may be switched off) use R2 without (b), its arrivals compared
 from the earliest day any floor allows: both hold whatever groups are active, so a conflict or a relaxation found on
 the reduced model is one of the full model. An explanation model solved once under known groups that enforce all R1
 relies on (`r1_holds`: a budget's or a deadline's relaxation, with everything else enforced) uses R1 too.
@@ -52,16 +54,17 @@ from ..estimate.options import Option, Point, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
 from .groups import capacity_group
-from .money import COARSE_UNIT, kept_share
+from .money import kept_share
 from .prices import price_table
-from .timing import Timing, candidates, delay_sums, rule_delays, slip_column, slip_units, timing, wait_of
+from .timing import Timing, rule_delays, timing, wait_of
 
 if TYPE_CHECKING:
     from ..estimate.chance import ChanceModel
+    from ..estimate.outlook import Outlook
     from ..inputs.catalog import Quote
 
 
-def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[str] = frozenset(),
+def reducer_for(problem: Problem, o: Option, unit: int, outlook: "Outlook", *, protect: frozenset[str] = frozenset(),
                 every_limit: bool = True, chance: "ChanceModel | None" = None,
                 among: "tuple[Quote, ...] | None" = None, alone_exact: bool = False) -> "PointReducer | None":
     """The option's reducer, or None where the argument does not hold (see the module docstring): one quote,
@@ -79,8 +82,8 @@ def reducer_for(problem: Problem, o: Option, unit: int, *, protect: frozenset[st
         return None
     if discounted(problem) and not ((every_limit or alone_exact) and alone):
         return None   # R1 alone is left, and it does not hold here
-    return PointReducer(problem, o, unit, protect=protect, every_limit=every_limit, quotes=quotes, chance=chance,
-                        alone_exact=alone_exact)
+    return PointReducer(problem, o, unit, outlook, protect=protect, every_limit=every_limit, quotes=quotes,
+                        chance=chance, alone_exact=alone_exact)
 
 
 def discounted(problem: Problem) -> bool:
@@ -91,8 +94,8 @@ def discounted(problem: Problem) -> bool:
 def r1_holds(problem: Problem, o: Option, active: "frozenset[str]") -> bool:
     """Whether a model solved with exactly the groups `active` enforced meets R1's premises for option `o`: one
     fabric per job (`policy.max_fabrics` of 1, enforced), every quote's capacity enforced (a plan alone on a quote
-    holds at most its nodes), the earliest start enforced when there is one (a plan's planned start, hence its slip
-    premium, is its floor), and every rule enforced (the delays and surcharges R1 prices apply). The budget, the
+    holds at most its nodes), the earliest start enforced when there is one (a plan's planned start, hence its
+    lateness, is its floor), and every rule enforced (the delays and surcharges R1 prices apply). The budget, the
     deadline, the site and the other limits do not enter R1: it compares plans at one point on cost, cash, floor and
     estimate, and drops only what another plan beats on all four."""
     spec = problem.spec
@@ -111,7 +114,8 @@ class PointReducer:
     points alone.
     """
 
-    def __init__(self, problem: Problem, o: Option, unit: int, *, protect: frozenset[str], every_limit: bool,
+    def __init__(self, problem: Problem, o: Option, unit: int, outlook: "Outlook", *, protect: frozenset[str],
+                 every_limit: bool,
                  quotes: "tuple[Quote, ...] | None" = None, chance: "ChanceModel | None" = None,
                  alone_exact: bool = False) -> None:
         a = problem.assumptions.values
@@ -133,12 +137,11 @@ class PointReducer:
         self.exact = (every_limit or alone_exact) and spec.policy.max_fabrics == 1 and o.mode != "buy"
         self.moves = chance is None and not discounted(problem)
         """Whether R2 and R3 (moving nodes between quotes) apply: not under a deadline confidence or a discount."""
-        self.slip_margin = _largest_premium(problem, o, every_limit, self.quotes)
-        self._slips: dict[int, np.ndarray] = {}
+        self._lates: dict[tuple[int, int], np.ndarray] = {}
         self._offer: _Offers | None = None
         self._timings: list[Timing] | None = None
         self._starts: dict[int, list[int]] = {}
-        self._slip_rows: dict[int, np.ndarray] = {}
+        self._arrivals: np.ndarray | None = None
         self._wait_rows: dict[int, np.ndarray] = {}
         self.earliest = (problem.earliest_start - problem.as_of).days \
             if spec.schedule.earliest_start is not None else 0
@@ -147,10 +150,12 @@ class PointReducer:
         fabrics = sorted(fabric_count)
         fabric_index = {f: k for k, f in enumerate(fabrics)}
         self.fabric = np.array([fabric_index[q.fabric_id] for q in qs])
-        self.uncertain = np.array([_uncertain(q) for q in qs])
         self.table = price_table(o, qs)
         self.prices = self.table.prices
         self._index = {q.id: k for k, q in enumerate(o.quotes)}
+        self._positions = np.array([self._index[q.id] for q in qs], dtype=np.int64)
+        """Each of `quotes`' position among the option's (what `Outlook.alone` answers over)."""
+        self.outlook = outlook
         self._option_ready: np.ndarray | None = None
         self._rows = np.zeros(0, dtype=np.int64)
 
@@ -173,19 +178,6 @@ class PointReducer:
             self._starts[delay] = got
         return got
 
-    def slip_matrix(self, delay: int) -> np.ndarray:
-        """slip[f, r]: quote r's slip premium (units) at the f-th of `starts(delay)`; the same at every point."""
-        got = self._slip_rows.get(delay)
-        if got is None:
-            p, starts = self.problem, self.starts(delay)
-            if p.assumptions.values.money.delay_cost_usd_per_day <= 0:
-                got = np.zeros((len(starts), len(self.quotes)), dtype=np.int64)
-            else:
-                got = np.array([slip_column(p, t, starts, delay, self.unit) for t in self.timings()],
-                               dtype=np.int64).reshape(len(self.quotes), len(starts)).T.copy()
-            self._slip_rows[delay] = got
-        return got
-
     def wait_days(self, delay: int) -> np.ndarray:
         """days[f, r]: how long quote r's hardware waits for the f-th of `starts(delay)` (0 for most)."""
         got = self._wait_rows.get(delay)
@@ -194,15 +186,14 @@ class PointReducer:
             self._wait_rows[delay] = got
         return got
 
-    def _slip(self, delay: int) -> np.ndarray:
-        """Each quote's slip premium (units) in a plan that uses it alone with rule delays `delay` (`brute.py`)."""
-        got = self._slips.get(delay)
+    def _late(self, pt: Point, delay: int) -> np.ndarray:
+        """Each quote's lateness charge (dollars) in a plan at `pt` that uses it alone with rule delays `delay`,
+        planned on its own floor (`Outlook.alone`, as the model and `brute.py` count it)."""
+        key = (pt.n, delay)
+        got = self._lates.get(key)
         if got is None:
-            p = self.problem
-            priced = p.assumptions.values.money.delay_cost_usd_per_day > 0
-            got = np.array([slip_units(p, t, max(int(f) + delay, self.earliest), delay, self.unit) if priced else 0
-                            for t, f in zip(self.timings(), self.floor, strict=True)])
-            self._slips[delay] = got
+            dollars = self.outlook.alone(self.o, pt, delay, earliest=self.every_limit or self.earliest <= 0)
+            got = self._lates[key] = dollars[self._positions]
         return got
 
     def dropped(self, pt: Point) -> frozenset[str]:
@@ -241,14 +232,16 @@ class PointReducer:
 
     def _alone_pareto(self, pt: Point, cost: np.ndarray, cash: np.ndarray) -> np.ndarray:
         """R1: with one fabric per job, a quote alone on its fabric is used alone, so its plan at this point is
-        a constant — cost and cash in units (with slip and the rules' percentages), planned start, estimate or not.
+        a constant — cost and cash in units (with its lateness and the rules' percentages), planned start, estimate or
+        not.
         Quotes off the Pareto front of those plans (or that cannot supply n alone) are dropped here."""
         n, unit = pt.n, self.unit
         delay, pcts = self._rules_at(pt)
-        cost_u = n * _units(cost, unit) + self._slip(delay)
+        whole = pt.fixed.total_cost + n * cost   # the model's charge of a plan alone (`builder.plan_units`)
+        cost_u = _units(whole + self._late(pt, delay), unit)
         for pct in pcts:
-            cost_u = cost_u + n * _units(cost * pct / 100.0, unit)
-        cash_u = n * _units(cash, unit)
+            cost_u = cost_u + _units(whole * pct / 100.0, unit)
+        cash_u = _units(pt.fixed.total_cash + n * cash, unit)
         valid = (self.least <= n) & (n <= self.cap) & ~self.named
         if self.chance is not None and pt.time is not None and valid.any():
             valid &= self._meets_alone(pt, delay)
@@ -297,10 +290,10 @@ class PointReducer:
         one_fabric = self.every_limit and self.problem.spec.policy.max_fabrics == 1
         kept: list[int] = []
         at = _AtStart(self, pt) if self.every_limit else None
+        latest = self._latest_start(pt)
         for j in live:
             k = np.array(kept, dtype=np.int64)
-            margin = self._margins(k, j, one_fabric and bool(self.alone[j]))
-            doms = k[self._no_worse(k, j) & (cost[k] + margin <= cost[j]) & (cash[k] <= cash[j])]
+            doms = k[self._no_worse(k, j, latest) & (cost[k] <= cost[j]) & (cash[k] <= cash[j])]
             if self._holds(j, doms, n, one_fabric) or (at is not None and at.covered(j, k, cost, cash, one_fabric)):
                 out[j] = True
             else:
@@ -321,28 +314,62 @@ class PointReducer:
                 buy=buy)
         return self._offer
 
-    def _no_worse(self, k: np.ndarray, j: int) -> np.ndarray:
+    def _no_worse(self, k: np.ndarray, j: int, latest: int) -> np.ndarray:
         """Which quotes of `k` are no worse than quote j on everything but the per-node prices: ready no later, not
-        an estimate unless j is, lead time no later at p50 and p90 and no wider in spread (p90/p50), and for a
-        purchase priced no higher and orderable no later. Column by column against the quotes kept so far (a
-        quotes × quotes matrix of a marketplace option is 10⁸ cells)."""
+        an estimate unless j is, arriving no later in distribution (`_arrives_no_later`), and for a purchase priced no
+        higher and orderable no later. Column by column against the quotes kept so far (a quotes × quotes matrix of a
+        marketplace option is 10⁸ cells)."""
         a = self._offers()
-        p50k, p90k, p50j, p90j = a.p50[k], a.p90[k], a.p50[j], a.p90[j]
-        spread = (p90k * p50j <= p90j * p50k) | (p50k <= 0) | (p50j <= 0)
-        out = (self.ready[k] <= self.ready[j]) & (self.est[k] <= self.est[j]) & (p50k <= p50j) & (p90k <= p90j) \
-            & spread
+        out = (self.ready[k] <= self.ready[j]) & (self.est[k] <= self.est[j])
         if a.buy:
             out &= (self.prices[k] <= self.prices[j]) & (a.order[k] >= a.order[j])
+        if out.any():
+            out &= self._arrives_no_later(k, j, latest)
         return out
 
-    def _margins(self, k: np.ndarray, j: int, single: bool) -> np.ndarray | float:
-        """`_margin` of every kept quote against quote j (0 where it applies to none)."""
-        if self.slip_margin <= 0 or len(k) == 0:
-            return 0.0
-        applies = self.ready[k] < self.ready[j]
-        if single:
-            applies &= self.uncertain[k]
-        return np.where(applies, (self.slip_margin + COARSE_UNIT) / max(1, int(self.least[j])), 0.0)
+    def _arrives_no_later(self, k: np.ndarray, j: int, latest: int) -> np.ndarray:
+        """Whether each quote of `k`, put in quote j's place in any plan of this point planned to start no later than
+        `latest`, makes the plan's start no later in distribution.
+
+        The start is the latest of independent arrivals (`estimate/starts.py`), so it suffices that each one's
+        arrival is no later in distribution than j's: P(arrival ≤ x) at least j's at every whole day x from the
+        earliest a start can be. Rented capacity is requested on the same day whichever quote it comes from, so that
+        compares the lead times' distribution functions from that day on (the rules' delays at most shift both). A
+        purchase ordered just in time arrives its lead time less its ready offset after the planned start, and the
+        new plan's start is no later (k is ready no later), so that compares lead time less offset; a j that may be
+        ordered on its last valid day instead (`latest` past it) arrives on its own clock, and is never replaced."""
+        a = self._offers()
+        if a.buy and a.order[j] < np.inf and a.order[j] + self.ready[j] < latest:
+            return np.zeros(len(k), dtype=bool)
+        rows = self._arrival_rows()
+        return np.all(rows[k] >= rows[j] - 1e-12, axis=1)
+
+    def _arrival_rows(self) -> np.ndarray:
+        """rows[quote, m]: P(its capacity is usable within m whole days), on one grid of days for every quote —
+        rented: of its request; bought: of its just-in-time order less its ready offset — from the first day that can
+        matter (`_arrives_no_later`) to the last any arrives."""
+        if self._arrivals is None:
+            out = self.outlook
+            qs = self.quotes
+            buy = self.o.mode == "buy"
+            arrivals = [out.arrival(self.o, q, -int(self.ready[r]) if buy else 0) for r, q in enumerate(qs)]
+            if buy:   # relative to the planned start: any day can matter
+                lo = min(x.first for x in arrivals)
+            else:     # a rented arrival matters from the first floor a start can have, less every rule delay
+                floor = max(self.earliest if self.every_limit else 0,
+                            max(0, (self.o.accel.available_from.value - self.problem.as_of).days))
+                lo = max(floor - sum(rule_delays(self.problem)), min(x.first for x in arrivals))
+            hi = max([lo] + [x.last for x in arrivals])
+            days = np.arange(lo, hi + 1, dtype=float)
+            self._arrivals = np.array([x.cdf(days) for x in arrivals])
+        return self._arrivals
+
+    def _latest_start(self, pt: Point) -> int:
+        """The latest planned start a plan at `pt` can have: with the deadline enforced, the deadline less its days;
+        otherwise unbounded."""
+        if self.every_limit and self.deadline_day is not None:
+            return self.deadline_day - pt.days
+        return 10 ** 9
 
     def _holds(self, j: int, doms: np.ndarray, n: int, one_fabric: bool) -> bool:
         """Whether q's nodes at n fit on its dominators `doms` (rules (a)–(c) of the module docstring)."""
@@ -371,13 +398,11 @@ class _Offers:
 class _AtStart:
     """R3 (optimisation only): dominance judged at each planned start F a plan using quote q can have.
 
-    At a given F the plan's usable quotes are those ready by F, its slip premium is the largest of its quotes' at F,
-    and a bought node's cost of waiting is its quote's at F. So q's nodes may move to kept quotes ready by F whose
-    premium at F is no higher than q's, no dearer per node (and no dearer to wait) at this point, not estimates
-    unless q is, when they hold n (as `_holds`). If that is so at every F from q's own floor on, q is never needed
-    here. Removing q can lower F only when F is q's floor and neither the earliest start nor the option's ready day
-    holds it there; then, unless a dominator ready that same day can take a node (F stays), the slip margin of R2
-    applies. All starts at once: one array operation per quote."""
+    At a given F the plan's usable quotes are those ready by F, and a bought node's cost of waiting is its quote's at
+    F. So q's nodes may move to kept quotes ready by F that arrive no later in distribution (`_arrives_no_later`),
+    no dearer per node (and no dearer to wait) at this point, not estimates unless q is, when they hold n (as
+    `_holds`). If that is so at every F from q's own floor on, q is never needed here. Removing q can only lower F,
+    which orders bought hardware earlier and waits less. All starts at once: one array operation per quote."""
 
     def __init__(self, red: "PointReducer", pt: Point) -> None:
         self.red, self.pt = red, pt
@@ -387,9 +412,7 @@ class _AtStart:
         self.rows = len(starts) if deadline is None else sum(1 for f in starts if f + pt.days <= deadline)
         """Only starts from which this point can still finish by the deadline (optimisation enforces it)."""
         self.starts = np.array(starts[:self.rows], dtype=np.int64)
-        self.slip = red.slip_matrix(self.delay)[:self.rows]
         self.wait = self._waits() if red.o.mode == "buy" else None
-        self.fixed = max(red.earliest, red.o.ready_day + self.delay)
 
     def _waits(self) -> tuple[np.ndarray, np.ndarray]:
         """Per node (cost, cash) of each bought quote's wait at each start (`timing.wait_of`), priced only where
@@ -423,12 +446,9 @@ class _AtStart:
             return False
         fs = self.starts[first:]
         ready = (red.floor[k] + self.delay)[None, :] <= fs[:, None]
-        ok = (red.est[k] <= red.est[j])[None, :] & ready & (self.slip[first:, k] <= self.slip[first:, j][:, None])
+        later = red._arrives_no_later(k, j, int(fs[-1]))
+        ok = ((red.est[k] <= red.est[j]) & later)[None, :] & ready
         ok &= self._no_dearer(first, k, j, cost) & self._no_dearer(first, k, j, cash, view=1)
-        if floor > self.fixed and red.slip_margin > 0 and fs[0] == floor:
-            anchor = ok[0] & (red.floor[k] + self.delay >= floor) & (red.least[k] <= 1)
-            if not anchor.any():
-                ok[0] &= cost[k] + (red.slip_margin + COARSE_UNIT) / max(1, int(red.least[j])) <= cost[j]
         same = red.fabric[k] == red.fabric[j]
         alone = bool(red.alone[j])
         small = red.least[k] <= red.least[j]
@@ -442,34 +462,6 @@ class _AtStart:
 def _units(dollars: np.ndarray, unit: int) -> np.ndarray:
     """`money.units` over an array (the same rounding: up, with the same tolerance)."""
     return np.ceil(dollars / unit - 1e-9).astype(np.int64)
-
-
-def _uncertain(q: "Quote") -> bool:
-    """The lead time has a spread (p90 above p50): its slip premium can be positive."""
-    return q.lead_time_p90_days is not None and q.lead_time_p90_days > q.lead_time_days
-
-
-def _largest_premium(problem: Problem, o: Option, every_limit: bool, quotes: "list[Quote]") -> float:
-    """How much (dollars) an earlier planned start can raise the slip premium of the option's plans: the largest
-    range any quote's premium spans over the planned starts the option can have (premiums only fall as the start
-    moves later; a bought quote ordered just in time carries the same premium whatever the start, until its quote
-    expires first); 0 when delay has no price or no lead time is uncertain. Without `every_limit` the earliest start
-    may be switched off, so the range starts at the earliest day any floor allows."""
-    if problem.assumptions.values.money.delay_cost_usd_per_day <= 0:
-        return 0.0
-    uncertain = {q.id for q in quotes if _uncertain(q)}
-    if not uncertain:
-        return 0.0
-    earliest = (problem.earliest_start - problem.as_of).days \
-        if problem.spec.schedule.earliest_start and every_limit else None
-    timings = [timing(problem, o, q) for q in quotes]
-    starts, _lags = candidates(earliest, [o.ready_day], [t.offset for t in timings], delay_sums(rule_delays(problem)))
-    latest = max(starts)
-    out = 0.0
-    for t in timings:
-        if t.quote.id in uncertain:
-            out = max(out, float(slip_units(problem, t, t.offset, 0, 1) - slip_units(problem, t, latest, 0, 1)))
-    return out
 
 
 __all__ = ["PointReducer", "reducer_for"]

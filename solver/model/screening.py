@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..estimate.chance import ChanceModel, chance_model
+from ..estimate.outlook import Outlook
 from ..estimate.options import Option, Point, Universe, option_quote_ready
 from ..inputs.problem import Problem
 from ..inputs.rules import matches_attrs, matches_point, policy_breaches, rule_group
@@ -111,6 +112,7 @@ class Screen:
         self._slack_keys: dict[tuple[str, int], list[int]] = {}
         self._excluded: dict[tuple[str, int], bool] = {}
         self._chance: list[ChanceModel | None] = []
+        self._outlook: list[Outlook] = []
         self._reducers: dict[tuple[str, int, frozenset[str], bool, frozenset[str] | None, bool],
                              PointReducer | None] = {}
         self._kept: dict[tuple[tuple[str, int, frozenset[str], bool, frozenset[str] | None, bool], int],
@@ -119,10 +121,17 @@ class Screen:
         the dropped sets of every point of every pair would hold most quotes many times over)."""
 
     @property
+    def outlook(self) -> Outlook:
+        """What the risk scenarios say about the problem's plans (`estimate/outlook.py`), made on first use."""
+        if not self._outlook:
+            self._outlook.append(Outlook.of(self.problem))
+        return self._outlook[0]
+
+    @property
     def chance(self) -> ChanceModel | None:
         """The deadline's chance model (`policy.deadline_confidence`), made on first use; None without one."""
         if not self._chance:
-            self._chance.append(chance_model(self.problem, self.universe.deadline_day))
+            self._chance.append(chance_model(self.problem, self.outlook))
         return self._chance[0]
 
     def facts(self, o: Option) -> OptionFacts:
@@ -442,8 +451,9 @@ class Screen:
         key = (o.id, unit, protect, every_limit, None if subset is None else frozenset(q.id for q in subset),
                alone_exact)
         if key not in self._reducers:
-            self._reducers[key] = reducer_for(self.problem, o, unit, protect=protect, every_limit=every_limit,
-                                              chance=self.chance, among=subset, alone_exact=alone_exact)
+            self._reducers[key] = reducer_for(self.problem, o, unit, self.outlook, protect=protect,
+                                              every_limit=every_limit, chance=self.chance, among=subset,
+                                              alone_exact=alone_exact)
         reducer = self._reducers[key]
         if reducer is None:
             return None

@@ -1,13 +1,12 @@
-"""The planned start and what depends on it, in integer money: delivery-slip premiums and waiting bought hardware.
+"""The planned start and what depends on it, in integer money: waiting bought hardware.
 
 A plan's *planned start* F is the latest of its floors — the earliest start, the option's porting/availability day
-plus the rules' delays, and every used quote's ready offset plus those delays (`estimate/delivery.py`). Two costs
-depend on F and on which quotes are used: the expected slip past F (non-increasing in F) and the holding cost of
-bought hardware that must wait because its quote expires before the just-in-time order day (non-decreasing in F).
-F is a maximum of a few constants, so it takes one of few values: the builder encodes each cost as a step function
-over those candidate values with one threshold literal per value, which is exact at every value F can take
-(`candidates`). This module holds the arithmetic shared by the model, the bounds and the enumeration, so that all
-three charge the same integers.
+plus the rules' delays, and every used quote's ready offset plus those delays (`estimate/delivery.py`). The holding
+cost of bought hardware that must wait because its quote expires before the just-in-time order day depends on F
+(non-decreasing). F is a maximum of a few constants, so it takes one of few values: the builder encodes the cost as
+a step function over those candidate values with one threshold literal per value, which is exact at every value F
+can take (`candidates`). This module holds the arithmetic shared by the model, the bounds and the enumeration, so
+that all three charge the same integers. (Late delivery is priced by the lateness it causes: `estimate/outlook.py`.)
 """
 
 from __future__ import annotations
@@ -15,12 +14,10 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 
 from ..errors import InputError
-from ..estimate.cost import lead_cap
-from ..estimate.delivery import allowance_with, install_days, order_by_day, ready_offset, slip_for, wait_days
+from ..estimate.delivery import install_days, order_by_day, ready_offset, wait_days
 from ..estimate.options import Option, Point
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
@@ -40,12 +37,6 @@ class Timing:
     offset: int
     order_by: int | None
     install: float
-    cap: float = math.inf
-    """The allowance from which the slip premium is zero: the lead time's cap (`cost.lead_cap`; its p50 when
-    certain). Premiums past it are not evaluated — most of a marketplace option's (quote, start) pairs."""
-    premiums: dict[tuple[float, int], int] = field(default_factory=dict, compare=False, repr=False)
-    """Slip premiums already priced, by (allowance, money unit): a bought quote ordered just in time has the same
-    allowance at every planned start, so the lognormal tail is evaluated once, not once per start."""
 
     @property
     def buy(self) -> bool:
@@ -60,8 +51,7 @@ _CACHES: "OrderedDict[int, tuple[Problem, dict[tuple[str, str], Timing]]]" = Ord
 
 def timing(problem: Problem, o: Option, q: Quote) -> Timing:
     """The quote's timing within option `o` of `problem`, made once: the presolve, the bounds, the model and its
-    cost ceiling all ask for the same quotes, and share the premiums each has priced. A timing and its premiums
-    depend only on the quote, the option's accelerator class, the assumptions and `as_of`, so problems that differ
+    cost ceiling all ask for the same quotes. A timing depends only on the quote, the option's accelerator class, the assumptions and `as_of`, so problems that differ
     in nothing else — a command's what-ifs of the deadline or the budget: the frontier's neighbours, its dates, the
     sensitivity's sweeps — share one set (the cheaper neighbour of a 10,000-quote solve timed every quote again,
     ~0.1 s). A problem is immutable, so an option and a quote id name one timing; the entry also holds the quote
@@ -93,40 +83,7 @@ def _shared_timings(problem: Problem) -> dict[tuple[str, str], Timing]:
 def _timing(problem: Problem, o: Option, q: Quote) -> Timing:
     a = problem.assumptions.values
     return Timing(q, o.accel.cls, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of),
-                  install_days(q.mode, o.accel.cls, a), _lead_cap(q.lead_time_days, q.lead_time_p90_days,
-                                                                  a.lead_time_cap_quantile))
-
-
-@lru_cache(maxsize=1 << 16)
-def _lead_cap(p50: float, p90: float | None, cap_quantile: float) -> float:
-    return lead_cap(p50, p90, cap_quantile)
-
-
-def slip_units(problem: Problem, t: Timing, start: int, delay: int, unit: int) -> int:
-    """The quote's slip premium for a plan with planned start `start` and rule delays `delay`, in money units:
-    `delivery.quote_slip` with the quote's offset and installation taken from `t`."""
-    allowance = allowance_with(t.quote, start, delay, t.offset, t.install, t.order_by)
-    if allowance >= t.cap:
-        return 0  # `cost.expected_excess_days` is 0 from the cap on
-    key = (allowance, unit)
-    got = t.premiums.get(key)
-    if got is None:
-        a = problem.assumptions.values
-        got = units(slip_for(t.quote, a, a.money, allowance), unit)
-        t.premiums[key] = got
-    return got
-
-
-def slip_column(problem: Problem, t: Timing, starts: list[int], delay: int, unit: int) -> list[int]:
-    """`slip_units` at each of `starts` (ascending). The allowance never falls as the start moves later (rented
-    capacity is ordered at `delay`; bought, just in time or on its last valid day), so from the first start whose
-    allowance reaches the cap every premium is 0 and none is evaluated."""
-    out = [0] * len(starts)
-    for k, f in enumerate(starts):
-        if allowance_with(t.quote, f, delay, t.offset, t.install, t.order_by) >= t.cap:
-            break
-        out[k] = slip_units(problem, t, f, delay, unit)
-    return out
+                  install_days(q.mode, o.accel.cls, a))
 
 
 def wait_of(t: Timing, start: int) -> int:
@@ -174,16 +131,13 @@ def rule_delays(problem: Problem) -> list[int]:
 
 
 def timing_ceiling(problem: Problem, options: Iterable[Option], unit: int) -> int:
-    """An upper bound, in money units, on what slip premiums and waiting hardware can add to any plan over these
-    options: the largest premium of any quote (at the smallest allowance its plan can have), plus per option the
-    most its bought quotes can cost by waiting until the latest start candidate (the whole hardware value, and
+    """An upper bound, in money units, on what waiting hardware can add to any plan over these options: per option
+    the most its bought quotes can cost by waiting until the latest start candidate (the whole hardware value, and
     capital, support and hall for the days waited; +1 unit per node for rounding)."""
     opts = list(options)
     a = problem.assumptions.values
     m = a.money
     timings = [(o, timing(problem, o, q)) for o in opts for q in o.quotes]
-    slip = max((slip_units(problem, t, t.offset, 0, unit) for _o, t in timings), default=0) \
-        if m.delay_cost_usd_per_day > 0 else 0
     u_earliest = (problem.earliest_start - problem.as_of).days
     earliest = u_earliest if problem.spec.schedule.earliest_start is not None and u_earliest > 0 else None
     starts, _lags = candidates(earliest, [o.ready_day for o in opts], [t.offset for _o, t in timings],
@@ -207,8 +161,8 @@ def timing_ceiling(problem: Problem, options: Iterable[Option], unit: int) -> in
                 per_node = q.price * extra * (1.0 + rate * w) + kw * facility * w * 24.0 / 730.0
                 total += units(n * per_node, unit) + n
         wait = max(wait, total)
-    return slip + wait
+    return wait
 
 
-__all__ = ["Timing", "timing", "slip_units", "wait_of", "wait_units", "delay_sums", "candidates", "rule_delays",
+__all__ = ["Timing", "timing", "wait_of", "wait_units", "delay_sums", "candidates", "rule_delays",
            "timing_ceiling"]

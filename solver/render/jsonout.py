@@ -51,6 +51,8 @@ def risk_dict(r: RiskStats, as_of: date) -> dict[str, Any]:
             "finish_p50": day(r.finish_p50), "finish_p80": day(r.finish_p80), "finish_p90": day(r.finish_p90),
             "cost_expected_usd": _r(r.cost_expected, 0), "cost_p90_usd": _r(r.cost_p90, 0),
             "cvar95_usd": _r(r.cvar95, 0), "cost_std_error_usd": _r(r.cost_std_error, 0),
+            "objective_usd": _r(r.objective, 0), "objective_std_error_usd": _r(r.objective_std_error, 0),
+            "late_days_expected": _r(r.late_days_expected, 4),
             "scenarios": r.scenarios, "seed": r.seed}
 
 
@@ -67,6 +69,12 @@ def _quote(q: PlanQuote, p: Plan) -> dict[str, Any]:
     else:
         out["contract"] = q.contract
         out["billed_months"] = _r(billed_months(q, p.training_days * 24.0))
+        if q.max_term_months is not None:
+            out["max_term_months"] = _r(q.max_term_months)
+            out["after_term_usd_per_gpu_hour"] = _r(q.after_term_rate, 4)
+            out["next_tier"] = q.next_tier
+        if q.contact_sales:
+            out["contact_sales"] = True
     return out
 
 
@@ -92,8 +100,8 @@ def result_dict(r: Result) -> dict[str, Any]:
         "warnings": list(r.warnings),
         **({"explanation": r.explanation} if r.explanation is not None else {}),
         **({"unpriced": r.extra["unpriced"]} if r.extra.get("unpriced") else {}),
-        **({"frontier": [frontier_dict(pt, r.plan, rel) for rel, pt in sorted(r.extra["frontier"].items())
-                         if pt is not None]} if "frontier" in r.extra and r.plan is not None else {}),
+        **({"confidence_steps": [step_dict(s, r.as_of) for s in r.extra["steps"]]}
+           if "steps" in r.extra and r.plan is not None else {}),
     }
 
 
@@ -117,20 +125,29 @@ def risk_report_dict(rep: Any) -> dict[str, Any]:
     }
 
 
-def frontier_dict(pt: Any, chosen: Plan | None = None, relation: str | None = None) -> dict[str, Any]:
-    """A frontier point: the cheapest plan finishing by its date (answers/frontier.py)."""
+def frontier_dict(pt: Any) -> dict[str, Any]:
+    """A frontier point: the cheapest plan finishing by its date (answers/frontier.py), its chance of meeting your
+    deadline and whether it is the chosen plan."""
     p = pt.plan
-    out: dict[str, Any] = {"finish": p.finish.isoformat(), "cost_usd": _r(p.total_cost, 0),
-                           "cash_usd": _r(p.total_cash, 0), "option": p.option, "accelerator": p.accelerator,
-                           "offer": p.offer, "nodes": p.nodes, "gpus": p.gpus, "start": p.start.isoformat(),
-                           "within_deadline": pt.within_deadline, "proven": pt.proven,
-                           "quotes": {q.id: q.nodes for q in p.quotes}}
-    if relation is not None:
-        out["relation"] = relation
-    if chosen is not None:
-        out["delta_days"] = (p.finish - chosen.finish).days
-        out["delta_usd"] = _r(p.total_cost - chosen.total_cost, 0)
-    return out
+    return {"finish": p.finish.isoformat(), "cost_usd": _r(p.total_cost, 0), "cash_usd": _r(p.total_cash, 0),
+            "p_deadline": None if pt.p_deadline is None else _r(pt.p_deadline, 4), "chosen": pt.chosen,
+            "option": p.option, "accelerator": p.accelerator, "offer": p.offer, "provider": provider(p),
+            "nodes": p.nodes, "gpus": p.gpus, "start": p.start.isoformat(), "within_deadline": pt.within_deadline,
+            "proven": pt.proven, "quotes": {q.id: q.nodes for q in p.quotes}}
+
+
+def provider(p: Plan) -> str:
+    """Who supplies the plan's nodes: its quotes' vendors, in the order of the quotes."""
+    return " + ".join(dict.fromkeys(q.vendor for q in p.quotes))
+
+
+def step_dict(step: Any, as_of: date) -> dict[str, Any]:
+    """A step up in confidence (answers/steps.py)."""
+    p = step.plan
+    return {"target": step.target, "p_deadline": _r(step.p_deadline, 4), "objective_usd": _r(p.total_cost, 0),
+            "delta_usd": _r(step.delta_usd, 0), "option": p.option, "accelerator": p.accelerator, "offer": p.offer,
+            "provider": provider(p), "nodes": p.nodes, "finish": p.finish.isoformat(), "proven": step.proven,
+            "quotes": {q.id: q.nodes for q in p.quotes}}
 
 
 def why_not_dict(out: dict[str, Any]) -> dict[str, Any]:

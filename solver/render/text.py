@@ -22,7 +22,8 @@ from .safe import clean
 LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "resale_credit": "resale after the run",
               "capital": "cost of capital", "support": "support contracts", "facility": "facility (hall)",
               "energy": "energy", "porting": "engineering: porting", "operations": "engineering: operations",
-              "failure_rework": "risk: failure rework", "delivery_slip": "risk: delivery slip (expected)",
+              "failure_rework": "risk: failure rework", "throughput": "risk: run length (expected)",
+              "lateness": "risk: lateness (expected)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
               "tail": "risk: tail premium (mean-CVaR)",
               "rules": "rules"}
@@ -73,20 +74,33 @@ def _quote_text(p: Plan) -> list[str]:
                 used = p.training_days * 24.0 / 730.0
                 contract += (f", committed {q.commit_months:g} months billed in full, used {used:.1f}"
                              if q.commit_months > used else f", committed {q.commit_months:g} months, used {used:.1f}")
+            if q.max_term_months is not None:
+                contract += f", term up to {q.max_term_months:.1f} months (then ${q.after_term_rate:,.2f}/GPU-h)"
             when = f"{contract}, ready {q.ready}"
         out.append(f"{q.id} x{q.nodes} ({q.vendor}, {price}, {q.kind}, {when})")
     return out
 
 
-def plan_block(p: Plan, deadline: date | None = None, budget: float | None = None, applies_to: str = "cash") -> str:
+def plan_block(p: Plan, deadline: date | None = None, budget: float | None = None, applies_to: str = "cash",
+               head: Sequence[str] = (), median_finish: date | None = None) -> str:
+    """The chosen plan with every number behind it; `head`: the decision lines under its title."""
     lines = [f"CHOSEN  {p.accelerator} · {p.system} · {p.offer or p.mode}  —  {plural(p.nodes, 'node')} = "
-             f"{plural(p.gpus, 'GPU')}"]
+             f"{plural(p.gpus, 'GPU')}", *head]
     q = _quote_text(p)
     lines.append(f"  quotes        {q[0]}")
     lines += [f"                {x}" for x in q[1:]]
-    slack = f"; deadline {deadline}, {plural((deadline - p.finish).days, 'day')} slack" if deadline else ""
-    lines.append(f"  schedule      start {p.start} -> finish {p.finish}  "
-                 f"({p.training_days:.1f} days of training{slack})")
+    lines.append(f"  schedule      planned start {p.start} -> finish {p.finish} ({p.training_days:.1f} days of training, "
+                 "quotes at their P90 lead time)")
+    if median_finish is not None:
+        slack = ""
+        if deadline is not None:
+            days = (deadline - median_finish).days
+            slack = (f": {plural(days, 'day')} before the deadline {deadline}" if days >= 0 else
+                     f": {plural(-days, 'day')} after the deadline {deadline}")
+        lines.append(f"                median finish {median_finish}{slack}")
+    elif deadline is not None:
+        lines.append(f"                deadline {deadline}, {plural((deadline - p.finish).days, 'day')} after the "
+                     "planned finish")
     lines.append(f"  memory/GPU    {p.memory_required_gb:.1f} GB required of {p.memory_available_gb:g} GB "
                  f"(recompute {p.recompute}, tensor parallel {p.tensor_parallel})")
     lines.append(f"  throughput    MFU {p.utilisation:.1%} x scale-out {p.efficiency:.1%}; {p.flops:.3g} FLOPs; "
@@ -95,8 +109,8 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
                                         " (not on your site)")
     lines.append(f"  power         {site}")
     bud = f"; budget {usd(budget)} ({applies_to})" if budget else ""
-    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (what this run consumes); "
-                 f"cash {usd(p.total_cash)} (what is paid){bud}")
+    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (expected over the scenarios: what "
+                 f"this run consumes); cash {usd(p.total_cash)} (expected: what is paid){bud}")
     if p.mode == "buy":
         lines.append(f"  owning        bought hardware {AFTER_RUN_TEXT[p.after_run]}; capital, support and the hall "
                      "are charged for the time held (policy.after_run)")
@@ -118,45 +132,64 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     return clean("\n".join(lines))
 
 
-def frontier_lines(r: Result, deadline: date | None) -> str:
-    """The chosen plan's neighbours on the time–cost frontier, one line each (empty when there are none)."""
-    near = r.extra.get("frontier") or {}
-    chosen = r.plan
-    if chosen is None:
-        return ""
-    lines = []
-    for label, key in (("faster", "faster"), ("cheaper", "cheaper")):
-        pt = near.get(key)
-        if pt is None:
-            continue
-        p = pt.plan
-        days = (p.finish - chosen.finish).days
-        delta = p.total_cost - chosen.total_cost
-        when = f"{abs(days)} day{'s' if abs(days) != 1 else ''} {'earlier' if days < 0 else 'later'}"
-        late = " (after your deadline)" if deadline is not None and p.finish > deadline else ""
-        sign = "+" if delta >= 0 else "-"
-        lines.append(f"  {label:<13} finish {p.finish}, {when}{late}, for {sign}{usd(abs(delta))} "
-                     f"({delta / chosen.total_cost:+.1%}): {p.accelerator} · {p.system} · {p.offer or p.mode}, "
-                     f"{plural(p.nodes, 'node')}" + ("" if pt.proven else " [not proven: time limit]"))
-    return clean("\n" + "\n".join(lines)) if lines else ""
-
-
 def _pct(p: float | None) -> str:
     return "-" if p is None else f"{p:.0%}"
 
 
+def decision_lines(r: Result) -> list[str]:
+    """What the choice rests on, under the plan's title: its expected completion cost with the sampling error,
+    the chance of the deadline and the expected days late at the price of a day, and the steps up in confidence."""
+    chosen = r.plan
+    stats = (r.extra.get("risk") or {}).get(chosen.option) if chosen is not None else None
+    if chosen is None or stats is None:
+        return []
+    pricing = r.extra.get("pricing")
+    what = "expected completion cost" if not pricing or pricing.cvar_weight <= 0 else \
+        f"expected completion cost + {pricing.cvar_weight:g} x its CVaR95 premium"
+    out = [f"  decision      lowest {what}: {usd(chosen.total_cost)} (sampling error "
+           f"{usd(stats.objective_std_error)}, {stats.scenarios:,} scenarios)"]
+    if stats.p_deadline is not None and pricing is not None and pricing.late_after_day is not None:
+        by = r.as_of + timedelta(days=pricing.late_after_day)
+        price = (f"each late day priced at {usd(pricing.late_usd_per_day)}" if pricing.late_usd_per_day > 0 else
+                 "late days not priced (risk.money.delay_cost_usd_per_day is 0)")
+        out.append(f"                {stats.p_deadline:.0%} chance to finish by {by}; "
+                   f"{stats.late_days_expected:.1f} days late expected ({price})")
+    steps = r.extra.get("steps") or ()
+    if steps:
+        out.append("                more certainty: " + ", ".join(_step_text(g, chosen) for g in _same_plan(steps)))
+    return [clean(x) for x in out]
+
+
+def _same_plan(steps: Sequence[Any]) -> list[list[Any]]:
+    """Consecutive steps reached by the same plan, together (one plan that meets 80% may meet 90% too)."""
+    groups: list[list[Any]] = []
+    for s in steps:
+        if groups and (groups[-1][-1].plan.option, groups[-1][-1].plan.nodes) == (s.plan.option, s.plan.nodes):
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return groups
+
+
+def _step_text(group: Sequence[Any], chosen: Plan) -> str:
+    step = group[-1]
+    p = step.plan
+    where = f"{plural(p.nodes, 'node')}" + ("" if p.pair == chosen.pair else f" of {p.accelerator} {p.offer or p.mode}")
+    targets = " and ".join(f"{s.target:.0%}" for s in group)
+    return f"{targets} for +{usd(step.delta_usd)} ({where}, {step.p_deadline:.1%})" + \
+        ("" if step.proven else " [not proven: time limit]")
+
+
 def risk_lines(r: Result) -> str:
-    """The chosen plan's risk by scenarios, two lines under its cost (empty without a risk table)."""
+    """The chosen plan's spread by scenarios under its cost lines (empty without a risk table)."""
     chosen = r.plan
     stats = (r.extra.get("risk") or {}).get(chosen.option) if chosen is not None else None
     if chosen is None or stats is None:
         return ""
     day = _day_of(r)
-    chance = "" if stats.p_deadline is None else f"{stats.p_deadline:.0%} chance to finish by the deadline; "
-    return clean(f"\n  risk          {chance}finish P50 {day(stats.finish_p50)}, P80 {day(stats.finish_p80)}, "
-                 f"P90 {day(stats.finish_p90)}\n                cost expected {usd(stats.cost_expected)}, "
-                 f"P90 {usd(stats.cost_p90)}, CVaR95 {usd(stats.cvar95)} ({stats.scenarios:,} scenarios, "
-                 f"seed {stats.seed})")
+    return clean(f"\n  risk          finish P50 {day(stats.finish_p50)}, P80 {day(stats.finish_p80)}, "
+                 f"P90 {day(stats.finish_p90)}; cost P90 {usd(stats.cost_p90)}, CVaR95 {usd(stats.cvar95)} "
+                 f"(seed {stats.seed})")
 
 
 def _day_of(r: Result) -> Any:
@@ -166,8 +199,10 @@ def _day_of(r: Result) -> Any:
 
 
 def risk_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
-    """Chosen plan and runners-up by scenarios (answers/risk.py): chance of the deadline, dates, money."""
+    """Chosen plan and runners-up by scenarios (answers/risk.py): the objective and the sampling error of its
+    difference to the chosen plan's, the chance of the deadline, the expected days late, dates, the cost's spread."""
     risk = r.extra.get("risk") or {}
+    se = r.extra.get("risk_difference_se") or {}
     plans = ([(r.plan, True)] if r.plan else []) + [(a.plan, False) for a in r.alternatives]
     if top is not None:
         plans = plans[: max(1, top)]
@@ -177,12 +212,13 @@ def risk_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
         st = risk.get(p.option)
         if st is None:
             continue
-        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.nodes, _pct(st.p_deadline),
-                     day(st.finish_p50), day(st.finish_p90), usd(p.total_cost), usd(st.cost_expected),
-                     usd(st.cost_p90), usd(st.cvar95)])
-    return clean(tabulate(rows, headers=["", "accelerator", "mode", "nodes", "P(deadline)", "finish P50",
-                                         "finish P90", "model cost", "expected", "P90 cost", "CVaR95"],
-                          tablefmt=fmt))
+        diff = "" if chosen or p.option not in se else f"±{usd(se[p.option])}"
+        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.nodes, usd(p.total_cost), diff,
+                     _pct(st.p_deadline), "-" if st.p_deadline is None else f"{st.late_days_expected:.1f}",
+                     day(st.finish_p50), day(st.finish_p90), usd(st.cost_p90), usd(st.cvar95)])
+    return clean(tabulate(rows, headers=["", "accelerator", "mode", "nodes", "objective", "± vs chosen",
+                                         "P(deadline)", "days late", "finish P50", "finish P90", "P90 cost",
+                                         "CVaR95"], tablefmt=fmt))
 
 
 def unpriced_lines(r: Result) -> list[str]:
@@ -203,17 +239,26 @@ def unpriced_lines(r: Result) -> list[str]:
 
 
 def render_frontier(points: Sequence[Any], deadline: date | None, fmt: str = "simple") -> str:
-    """`plan frontier`: one row per proven point, fastest first."""
+    """`plan frontier`: one row per proven point, fastest first, the chosen plan marked."""
     rows = []
     for pt in points:
         p = pt.plan
-        rows.append([str(p.finish), usd(p.total_cost), usd(p.total_cash), p.accelerator, p.offer or p.mode, p.system,
-                     p.nodes, p.gpus, str(p.start), "" if pt.within_deadline else "after deadline",
-                     "" if pt.proven else "not proven"])
-    head = ["finish", "cost", "cash", "accelerator", "mode", "system", "nodes", "GPUs", "start", "", ""]
-    title = ("Time-cost frontier: each row is the cheapest plan that finishes by its date (proven optimal), "
-             "fastest first" + (f"; your deadline is {deadline}" if deadline else "") + ":")
+        note = "after deadline" if not pt.within_deadline else ""
+        if not pt.proven:
+            note = (note + "; " if note else "") + "not proven"
+        rows.append(["CHOSEN" if pt.chosen else "", str(p.finish), _pct(pt.p_deadline), usd(p.total_cost),
+                     usd(p.total_cash), p.accelerator, p.offer or p.mode, _provider(p), p.nodes, p.gpus, str(p.start),
+                     note])
+    head = ["", "finish", "P(deadline)", "expected cost", "cash", "accelerator", "mode", "provider", "nodes", "GPUs",
+            "start", "note"]
+    title = ("Time-cost frontier: each row is the plan with the lowest risk-adjusted completion cost that finishes by "
+             "its date as planned (proven optimal), fastest first" +
+             (f"; P(deadline) is the chance of finishing by your deadline, {deadline}" if deadline else "") + ":")
     return clean(title + "\n" + tabulate(rows, headers=head, tablefmt=fmt)) + "\n"
+
+
+def _provider(p: Plan) -> str:
+    return " + ".join(dict.fromkeys(q.vendor for q in p.quotes))
 
 
 def render_sweep(axes: Sequence[Any], rows: Sequence[Any], fmt: str = "simple") -> str:
@@ -336,8 +381,10 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
     out: list[str] = ([f"# Plan: {clean(r.problem_name)}", "", f"*{status_line(r)}*", ""] if markdown else
                       [status_line(r), ""])
     if r.plan:
-        block = plan_block(r.plan, deadline, budget, applies_to)
-        block += frontier_lines(r, deadline) + risk_lines(r)
+        stats = (r.extra.get("risk") or {}).get(r.plan.option)
+        median = r.as_of + timedelta(days=stats.finish_p50) if stats is not None else None
+        block = plan_block(r.plan, deadline, budget, applies_to, decision_lines(r), median)
+        block += risk_lines(r)
         out += (["## Chosen plan", "", "```", block, "```", ""] if markdown else [block, ""])
     if warnings:
         out += (["## Warnings", ""] + [f"- {clean(w)}" for w in warnings] + [""] if markdown else
@@ -355,7 +402,7 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
     if r.extra.get("risk"):
         first = next(iter(r.extra["risk"].values()))
         title = (f"Risk by scenarios ({first.scenarios:,} scenarios of MFU, interruptions, delivery, porting and "
-                 f"estimated prices; seed {first.seed}):")
+                 f"estimated prices; seed {first.seed}; ± = sampling error of the difference to the chosen plan):")
         out += (["## Risk", "", title, "", risk_table(r, fmt, top), ""] if markdown else
                 [title, risk_table(r, fmt, top), ""])
     if r.explanation:
@@ -565,11 +612,12 @@ def render_risk(rep: Any) -> str:
     deadline = rep.problem.spec.schedule.deadline
     lines = [f"Risk of the chosen plan: {p.accelerator} · {p.system} · {p.offer or p.mode}, "
              f"{plural(p.nodes, 'node')} ({st.scenarios:,} scenarios, seed {st.seed})"]
-    chance = f"deadline {deadline}: {st.p_deadline:.0%} chance; " if st.p_deadline is not None and deadline else ""
+    chance = (f"deadline {deadline}: {st.p_deadline:.0%} chance, {st.late_days_expected:.1f} days late expected; "
+              if st.p_deadline is not None and deadline else "")
     lines.append(f"  {chance}finish P50 {day(st.finish_p50)}, P80 {day(st.finish_p80)}, P90 {day(st.finish_p90)} "
-                 f"(planned {p.finish})")
-    lines.append(f"  cost: model {usd(p.total_cost)}; expected {usd(st.cost_expected)} "
-                 f"(± {usd(st.cost_std_error)} sampling), P90 {usd(st.cost_p90)}, CVaR95 {usd(st.cvar95)}")
+                 f"(planned {p.finish}, quotes at their P90 lead time)")
+    lines.append(f"  cost: objective {usd(st.objective)} (± {usd(st.objective_std_error)} sampling); expected "
+                 f"{usd(st.cost_expected)}, P90 {usd(st.cost_p90)}, CVaR95 {usd(st.cvar95)}")
     lines += ["", "Finish date:"] + bars(rep.finish_bins, lambda a, b: f"{day(a)} .. {day(b)}")
     lines += ["", "Cost:"] + bars(rep.cost_bins, lambda a, b: f"{usd(a)} .. {usd(b)}")
     rows = [[sw.label, " / ".join(_pct(x) for x in sw.p_deadline),

@@ -2,9 +2,9 @@
 
 Used by tests (the CP-SAT optimum must equal this on small problems) and by `bench/` (side-by-side timing).
 It enumerates every workable point and every split of its nodes over the option's quotes, evaluates every
-group directly (one fabric per job included), takes the earliest feasible start, prices delivery slip and waiting
-hardware at that start, and scores with the same integer money rules as the model (each term rounded up to the
-money unit). It shares the per-point estimates with the model — the question it
+group directly (one fabric per job included), takes the earliest feasible start, prices waiting hardware at that
+start and the lateness of the split's quotes together (`Outlook.charge`: what the model reaches by its cuts), and
+scores with the same integer money rules as the model (each term rounded up to the money unit). It shares the per-point estimates with the model — the question it
 answers is "did CP-SAT find the optimum over these options?", not "are the estimates right".
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..estimate.chance import ChanceModel, chance_model
-from ..estimate.delivery import order_by_day, ready_offset
 from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..estimate.outlook import Outlook, rule_delay
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, names_quote, policy_breaches
@@ -25,7 +25,7 @@ from ..inputs.spec import Comparison, CostObjective
 from ..model.money import floor_units, units
 from ..model.objective import finish_weight
 from ..model.screening import preemptible_forbidden
-from ..model.timing import slip_units, timing, wait_of, wait_units
+from ..model.timing import timing, wait_of, wait_units
 
 
 @dataclass(frozen=True)
@@ -66,62 +66,114 @@ def _option_allowed(o: Option, problem: Problem) -> bool:
     return True
 
 
-def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit: int,
-           cost_hi: int | None, chance: ChanceModel | None = None) -> Candidate | None:
-    spec = problem.spec
-    a = problem.assumptions.values
+def _rule_charges(pt: Point, alloc: dict[str, int], problem: Problem, unit: int) -> tuple[int, list[float], int]:
+    """The add_usd units, add_pct percentages and delay days of the rules that match the plan."""
     o = pt.option
-    quotes = {q.id: q for q in o.quotes}
-    if not spec.policy.allow_estimates and any(quotes[q].kind == "estimate" for q in alloc):
-        return None
-    if any(alloc[q] > quotes[q].max_nodes for q in alloc):
-        return None
-    if len({quotes[q].fabric_id for q in alloc}) > spec.policy.max_fabrics:
-        return None
-    if len(o.quotes) == 1:
-        q = o.quotes[0]
-        if pt.n < q.min_nodes:
-            return None
-        cost = units(pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id), unit)
-        cash = units(pt.fixed.total_cash + pt.n * pt.per_node.cash(q.id), unit)
-    else:
-        cost = units(pt.fixed.total_cost, unit) + sum(k * units(pt.per_node.cost(q), unit) for q, k in alloc.items())
-        cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node.cash(q), unit) for q, k in alloc.items())
-    delay = 0
-    for rule in spec.rules:
+    delay, usd, pcts = 0, 0, []
+    for rule in problem.spec.rules:
         when, then = rule.when, rule.then
         if isinstance(then, str) or not (matches_attrs(when, o.attrs) and
                                          matches_point(when, pt.gpus, pt.n, pt.days, pt.power_kw)
                                          and names_quote(rule, alloc)):
             continue
-        if then.add_usd:
-            cost += units(then.add_usd, unit)
-            cash += units(then.add_usd, unit)
+        usd += units(then.add_usd, unit) if then.add_usd else 0
         if then.add_pct:
-            if len(o.quotes) == 1:
-                q = o.quotes[0]
-                cost += units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * then.add_pct / 100, unit)
-            else:
-                cost += units(pt.fixed.total_cost * then.add_pct / 100, unit) + sum(
-                    k * units(pt.per_node.cost(q) * then.add_pct / 100, unit) for q, k in alloc.items())
+            pcts.append(then.add_pct)
         delay += delay_days(then)
-    start = max([o.ready_day] + [option_quote_ready(quotes[q], o, a) for q in alloc]) + delay
-    if spec.schedule.earliest_start is not None:
-        start = max(start, u.earliest_day)
-    timings = {qid: timing(problem, o, quotes[qid]) for qid in alloc}
-    if a.money.delay_cost_usd_per_day > 0:
-        cost += max(slip_units(problem, timings[qid], start, delay, unit) for qid in alloc)
+    return usd, pcts, delay
+
+
+def _priced(pt: Point, alloc: dict[str, int], problem: Problem, unit: int, outlook: Outlook,
+            start: int, delay: int, usd: int, pcts: list[float]) -> tuple[int, int]:
+    """(cost, cash) units of the plan before waiting, as the model charges them.
+
+    A plan that takes all its nodes from one quote is charged its lines rounded up once (`builder.plan_units`);
+    a split, per node. Lateness: exact for a one-quote option; on several quotes, the largest of the plan's
+    quotes' alone figures (with the rules that apply whatever the quotes) unless its quotes' joint figure is
+    higher, which the model reaches by its cuts (`pipeline.late_cuts`)."""
+    o = pt.option
+    quotes = {q.id: q for q in o.quotes}
+    joint = units(outlook.charge(o, pt, outlook.plan_law(o, [quotes[q] for q in sorted(alloc)], start, delay)),
+                  unit) if len(o.quotes) > 1 else 0
+    if len(alloc) == 1:
+        qid = next(iter(alloc))
+        base = rule_delay(problem, pt, []) if len(o.quotes) > 1 else delay
+        late = float(outlook.alone(o, pt, base)[[q.id for q in o.quotes].index(qid)])
+        whole = pt.fixed.total_cost + pt.n * pt.per_node.cost(qid)
+        cost = units(whole + late, unit) + usd + sum(units(whole * pct / 100, unit) for pct in pcts)
+        cost += max(0, joint - units(late, unit))
+        cash = units(pt.fixed.total_cash + pt.n * pt.per_node.cash(qid), unit) + usd
+        return cost, cash
+    cost = units(pt.fixed.total_cost, unit) + sum(k * units(pt.per_node.cost(q), unit) for q, k in alloc.items())
+    cash = units(pt.fixed.total_cash, unit) + sum(k * units(pt.per_node.cash(q), unit) for q, k in alloc.items())
+    cost += usd + sum(units(pt.fixed.total_cost * pct / 100, unit) + sum(
+        k * units(pt.per_node.cost(q) * pct / 100, unit) for q, k in alloc.items()) for pct in pcts)
+    alone = outlook.alone(o, pt, rule_delay(problem, pt, []))
+    index = [q.id for q in o.quotes]
+    cost += max(joint, max(units(float(alone[index.index(q)]), unit) for q in alloc))
+    return cost, cash + usd
+
+
+def _waiting(pt: Point, alloc: dict[str, int], problem: Problem, unit: int, start: int) -> tuple[int, int]:
+    """(cost, cash) units of hardware that waits for the start (per node on a multi-quote option)."""
+    o = pt.option
+    quotes = {q.id: q for q in o.quotes}
+    cost = cash = 0
     for qid, k in alloc.items():
-        w = wait_of(timings[qid], start)
+        t = timing(problem, o, quotes[qid])
+        w = wait_of(t, start)
         if w > 0:
-            wc, wk = wait_units(pt, timings[qid], w, unit, len(o.quotes) == 1)
+            wc, wk = wait_units(pt, t, w, unit, len(o.quotes) == 1)
             mult = 1 if len(o.quotes) == 1 else k
             cost += wc * mult
             cash += wk * mult
+    return cost, cash
+
+
+def _admissible(pt: Point, alloc: dict[str, int], problem: Problem) -> bool:
+    """Estimates, quote sizes, fabrics and a one-quote option's minimum order."""
+    spec = problem.spec
+    o = pt.option
+    quotes = {q.id: q for q in o.quotes}
+    if not spec.policy.allow_estimates and any(quotes[q].kind == "estimate" for q in alloc):
+        return False
+    if any(alloc[q] > quotes[q].max_nodes for q in alloc):
+        return False
+    if len({quotes[q].fabric_id for q in alloc}) > spec.policy.max_fabrics:
+        return False
+    return not (len(o.quotes) == 1 and pt.n < o.quotes[0].min_nodes)
+
+
+def _objective_value(problem: Problem, u: Universe, unit: int, cost: int, finish: int, cost_hi: int | None) -> int:
+    obj = problem.spec.objective
+    k = finish_weight(u.horizon)
+    if obj == "time":
+        # The objective *value* depends on the model's cost bound; compare (finish, cost) when it is not given.
+        return finish * ((cost_hi or 10 ** 12) + 1) + cost
+    if isinstance(obj, CostObjective):
+        return (cost + units(obj.delay_cost_usd_per_day, unit) * finish) * k + finish
+    return cost * k + finish
+
+
+def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit: int,
+           cost_hi: int | None, outlook: Outlook, chance: ChanceModel | None = None) -> Candidate | None:
+    spec = problem.spec
+    o = pt.option
+    if not _admissible(pt, alloc, problem):
+        return None
+    quotes = {q.id: q for q in o.quotes}
+    usd, pcts, delay = _rule_charges(pt, alloc, problem, unit)
+    start = max([o.ready_day] + [option_quote_ready(quotes[q], o, problem.assumptions.values) for q in alloc]) + delay
+    if spec.schedule.earliest_start is not None:
+        start = max(start, u.earliest_day)
+    cost, cash = _priced(pt, alloc, problem, unit, outlook, start, delay, usd, pcts)
+    wait_cost, wait_cash = _waiting(pt, alloc, problem, unit, start)
+    cost, cash = cost + wait_cost, cash + wait_cash
     finish = start + pt.days
     if u.deadline_day is not None and finish > u.deadline_day:
         return None
-    if chance is not None and not _meets_confidence(chance, pt, alloc, quotes, start, delay, problem):
+    if chance is not None and not chance.meets(chance.joint_share(
+            o, pt, start, [(quotes[q], outlook.order(o, quotes[q], start, delay)) for q in sorted(alloc)], delay)):
         return None
     if spec.budget.max_usd is not None:
         spent = cash if spec.budget.applies_to == "cash" else cost
@@ -129,15 +181,7 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
             return None
     if not _hard_rules_hold(pt, alloc, problem, cost, unit):
         return None
-    obj = spec.objective
-    k = finish_weight(u.horizon)
-    if obj == "time":
-        # The objective *value* depends on the model's cost bound; compare (finish, cost) when it is not given.
-        objective = finish * ((cost_hi or 10 ** 12) + 1) + cost
-    elif isinstance(obj, CostObjective):
-        objective = (cost + units(obj.delay_cost_usd_per_day, unit) * finish) * k + finish
-    else:
-        objective = cost * k + finish
+    objective = _objective_value(problem, u, unit, cost, finish, cost_hi)
     return Candidate(objective, cost, finish, o.id, pt.n, tuple(sorted(alloc.items())), start)
 
 
@@ -157,23 +201,6 @@ def _hard_rules_hold(pt: Point, alloc: dict[str, int], problem: Problem, cost: i
     return True
 
 
-def _meets_confidence(chance: ChanceModel, pt: Point, alloc: dict[str, int], quotes: dict[str, Quote], start: int,
-                      delay: int, problem: Problem) -> bool:
-    """The plan, ordered as the model orders (rented capacity once the rules' delays are over, bought hardware just
-    in time or on the quote's last valid day), finishes by the deadline in enough scenarios, its quotes jointly."""
-    a = problem.assumptions.values
-    orders = []
-    for qid in alloc:
-        q = quotes[qid]
-        if q.mode != "buy":
-            orders.append((q, delay))
-            continue
-        ob = order_by_day(q, problem.as_of)
-        jit = start - ready_offset(q, pt.option.accel.cls, a)
-        orders.append((q, jit if ob is None else min(ob, jit)))
-    return chance.joint_meets(pt.option, pt, start, orders) >= chance.needed
-
-
 def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
     """The model's reading of a cost comparison at unit resolution (see `_cost_bound` in model/builder.py)."""
     for op in ("gt", "ge", "lt", "le", "eq"):
@@ -189,7 +216,8 @@ def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
 
 
 def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
-            allocation_limit: int = 200_000, chance: ChanceModel | None = None) -> Candidate | None:
+            allocation_limit: int = 200_000, chance: ChanceModel | None = None,
+            outlook: Outlook | None = None) -> Candidate | None:
     """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
     o = pt.option
     site = problem.spec.site
@@ -201,8 +229,9 @@ def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int
                 or pt.racks_with_power > site.racks or pt.racks_physical > site.racks:
             return None
     best: Candidate | None = None
+    outlook = outlook or Outlook.of(problem)
     for alloc in _splits(pt.n, o.quotes, allocation_limit):
-        c = _score(pt, alloc, problem, u, unit, cost_hi, chance)
+        c = _score(pt, alloc, problem, u, unit, cost_hi, outlook, chance)
         if c is not None and (best is None or c.objective < best.objective):
             best = c
     return best
@@ -212,10 +241,12 @@ def brute_force(problem: Problem, u: Universe, unit: int, *, cost_hi: int | None
                 allocation_limit: int = 200_000) -> Candidate | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
     best: Candidate | None = None
-    chance = chance_model(problem, u.deadline_day)
+    outlook = Outlook.of(problem)
+    chance = chance_model(problem, outlook)
     for o in u.options:
         for pt in o.points:
-            c = best_at(pt, problem, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit, chance=chance)
+            c = best_at(pt, problem, u, unit, cost_hi=cost_hi, allocation_limit=allocation_limit, chance=chance,
+                        outlook=outlook)
             if c is not None and (best is None or (c.objective, c.option, c.n) < (best.objective, best.option, best.n)):
                 best = c
     return best

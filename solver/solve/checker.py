@@ -21,7 +21,7 @@ from ..errors import PlanCheckError
 from ..estimate.compute import TimeEstimate, estimate_time, training_flops, utilisation
 from ..estimate.memory import adapter_params, memory_per_gpu
 from ..estimate.options import Universe
-from ..estimate.scenarios import wall_hours
+from ..estimate.scenarios import COUNT_SPREAD_SHARE
 from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
 from ..inputs.catalog import PRICE_FIELDS, Accelerator, Quote, System
 from ..inputs.problem import Problem
@@ -30,7 +30,7 @@ from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point
 from .plan import Plan
 
 HOURS_PER_YEAR = 8760.0
-RISK = ("delivery_slip", "consumer_risk", "estimate_price", "tail")
+RISK = ("lateness", "consumer_risk", "estimate_price", "tail")
 """Cost lines that are premiums, not payments: never part of cash."""
 _N = NormalDist()
 
@@ -119,38 +119,24 @@ def _rented(led: _Ledger, q: Quote, k: int, ideal: float, wall: float, problem: 
     commitment (and for the cloud's minimum billed hours)."""
     m = problem.assumptions.values.money
     month = HOURS_PER_YEAR / 12.0
+    own_wall = 0.0   # the part of the wall billing at the quote's own price (what an estimate is unsure of)
     if q.mode == "cloud":
         floor = max(q.commit_months * month, m.cloud_min_billed_hours)
-        per_hour = q.price * system.per_node * k
-        billed_ideal, billed_wall = per_hour * max(ideal, floor), per_hour * max(wall, floor)
+        term = q.max_term_months * month if q.max_term_months is not None else math.inf
+        gpus = system.per_node * k
+
+        def billed(hours: float) -> tuple[float, float]:
+            h = max(hours, floor)
+            return q.price * gpus * min(h, term), q.after_term_rate * gpus * max(0.0, h - term)
+        (ideal_own, ideal_after), (own_wall, wall_after) = billed(ideal), billed(wall)
+        billed_ideal, billed_wall = ideal_own + ideal_after, own_wall + wall_after
     else:
         billed_ideal = q.price * k * max(ideal / month, q.commit_months)
-        billed_wall = q.price * k * max(wall / month, q.commit_months)
+        billed_wall = own_wall = q.price * k * max(wall / month, q.commit_months)
     led.charge("compute", billed_ideal)
     led.charge("failure_rework", billed_wall - billed_ideal)
     if q.kind == "estimate":
-        led.charge("estimate_price", billed_wall * m.estimate_price_risk_pct / 100.0)
-
-
-def _late_days(p50: float, p90: float | None, allowance: float, cap_q: float) -> float:
-    """E[max(0, min(L, c) − allowance)] for L lognormal with median p50 and 90th percentile p90 (certain without a
-    spread), capped at its `cap_q` quantile c: the textbook partial expectation E[L·1(L>B)] − B·P(L>B) =
-    e^(μ+σ²/2)·Φ((μ+σ²−ln B)/σ) − B·Φ((μ−ln B)/σ), taken at B = allowance minus the same at B = c."""
-    if p90 is None or p90 <= p50 or p50 <= 0:
-        return max(0.0, p50 - allowance)
-    mu, sigma = math.log(p50), (math.log(p90) - math.log(p50)) / _N.inv_cdf(0.9)
-
-    def partial(b: float) -> float:
-        if b <= 0:
-            return math.exp(mu + sigma ** 2 / 2) - b
-        ln_b = math.log(b)
-        return (math.exp(mu + sigma ** 2 / 2) * _N.cdf((mu + sigma ** 2 - ln_b) / sigma)
-                - b * _N.cdf((mu - ln_b) / sigma))
-
-    if cap_q >= 1:
-        return max(0.0, partial(allowance))
-    cap = math.exp(mu + sigma * _N.inv_cdf(cap_q))
-    return max(0.0, partial(allowance) - partial(cap)) if allowance < cap else 0.0
+        led.charge("estimate_price", own_wall * m.estimate_price_risk_pct / 100.0)
 
 
 def _schedule(problem: Problem, plan: Plan, accel: Accelerator, system: System, days: int) -> tuple[int, int]:
@@ -169,137 +155,248 @@ def _schedule(problem: Problem, plan: Plan, accel: Accelerator, system: System, 
     return max(earliest, need + delay), delay
 
 
-def _timing(problem: Problem, q: Quote, accel: Accelerator, start: int, delay: int) -> tuple[int, float]:
-    """(days the quote's hardware waits for the start, expected slip days past the start): rented capacity is
-    requested when the rules' delays are over; bought hardware is ordered just in time, or on its quote's last
-    valid day when that comes first, and then waits."""
+def _wait(problem: Problem, q: Quote, accel: Accelerator, start: int) -> int:
+    """Days the quote's hardware waits for the start: bought hardware is ordered just in time, or on its quote's
+    last valid day when that comes first, and then waits; rented capacity never waits."""
     a = problem.assumptions.values
-    lead = q.lead_days(a.confidence)
     if q.mode != "buy":
-        return 0, _late_days(q.lead_time_days, q.lead_time_p90_days, start - delay, a.lead_time_cap_quantile)
-    install = a.install_days[accel.cls]  # type: ignore[index]
-    jit = start - math.ceil(lead + install)
+        return 0
+    ready = math.ceil(q.lead_days(a.confidence) + a.install_days[accel.cls])  # type: ignore[index]
     last = (q.valid_until - problem.as_of).days
-    order = jit if last < 0 else min(last, jit)
-    return start - math.ceil(lead + install) - order, _late_days(q.lead_time_days, q.lead_time_p90_days,
-                                                                 start - order - install, a.lead_time_cap_quantile)
+    return max(0, start - ready - last) if last >= 0 else 0
+
+
+def _ledger(problem: Problem, plan: Plan, accel: Accelerator, system: System, ideal: float, wall: float,
+            waits: dict[str, int]) -> _Ledger:
+    """Every line of the plan for a run of `ideal` hours without failures and `wall` with them, its bought
+    hardware waiting the given days."""
+    a, spec = problem.assumptions.values, problem.spec
+    m = a.money
+    led = _Ledger()
+    for pq in plan.quotes:
+        q = problem.catalog.quotes[pq.id]
+        if plan.mode == "buy":
+            _buy(led, q, pq.nodes, plan.nodes, ideal, wall, waits.get(q.id, 0), problem, accel, system)
+        else:
+            _rented(led, q, pq.nodes, ideal, wall, problem, system)
+    porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
+    fte = m.ops_fte[plan.mode]  # type: ignore[index]
+    engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
+    led.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
+    led.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
+               / (HOURS_PER_YEAR / 12.0))
+    return led
+
+
+class _Runs:
+    """The plan's run scenarios as this checker reads them: wall hours and whole days per scenario (the uncertainty
+    model's MFU draws), the 5% longest, and the mean of any of the plan's lines over them — each line evaluated by this
+    checker's ledger at the hours where a line changes slope (a commitment's floor, the minimum operations time, the
+    ages of the resale curve, the depreciation life) and interpolated between them."""
+
+    def __init__(self, problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator) -> None:
+        a = problem.assumptions.values
+        draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
+        # The run at the scenario's MFU, its interruptions at their expected count for that length (the run's
+        # planned wall time scales with 1 / MFU: failures, checkpoints and restarts are a share of the run) —
+        # unless their count's spread is material (`scenarios.count_spread_matters`): then drawn.
+        measured = problem.spec.workload.measured_mfu
+        factor = mfu_factor(draws, a, accel.software, accel.cls, measured is not None and accel.id in measured)
+        self.walls = t.wall_hours / factor
+        counted = _counted_walls(t, a.reliability.restart_hours, factor, draws)
+        if counted is not None:
+            self.walls = counted
+        self.days = np.maximum(1.0, np.ceil(self.walls / 24.0 - 1e-9))
+        self.longest = np.argsort(-self.walls, kind="stable")[:max(1, math.ceil(round(0.05 * len(self.walls), 9)))]
+        m = a.money
+        kinks = {m.ops_min_days * 24.0, m.cloud_min_billed_hours, m.depreciation_years * HOURS_PER_YEAR}
+        before = (a.install_days[accel.cls] if plan.mode == "buy" else 0.0) * 24.0  # type: ignore[index]
+        for pq in plan.quotes:
+            q = problem.catalog.quotes[pq.id]
+            if q.max_term_months is not None:
+                kinks.add(q.max_term_months * HOURS_PER_YEAR / 12.0)
+            for wait in (0.0, 24.0 * pq.wait_days):
+                kinks |= {q.commit_months * HOURS_PER_YEAR / 12.0,
+                          m.depreciation_years * HOURS_PER_YEAR - before - wait}
+                kinks |= {age * HOURS_PER_YEAR - before - wait for age in m.resale_value_by_age_years}
+        lo, hi = float(self.walls.min()), float(self.walls.max())
+        self.grid = sorted({lo, hi, *(k for k in kinks if lo < k < hi)})
+
+    def mean(self, at: Callable[[float], float]) -> tuple[float, float]:
+        """(mean over every run, mean over the longest) of a function of the run's hours, linear between kinks."""
+        values = np.interp(self.walls, self.grid, [at(h) for h in self.grid])
+        return float(values.mean()), float(values[self.longest].mean())
+
+
+def _counted_walls(t: TimeEstimate, restart_hours: float, factor: np.ndarray, draws: Draws) -> np.ndarray | None:
+    """The runs with their interruption count drawn, when the count's variance μr² exceeds the share
+    `COUNT_SPREAD_SHARE` of the MFU's, W²·Var(1/m) (None otherwise): W_s = c·ideal/m_s + K_s·r, K_s the Poisson
+    quantile of the scenario's uniform, found here by summing the pmf in logs (lgamma)."""
+    if t.interruptions <= 0 or t.wall_hours <= 0:
+        return None
+    lam = t.interruptions / t.wall_hours
+    tau = t.checkpoint_interval_hours if math.isfinite(t.checkpoint_interval_hours) else 0.0
+    lost_each = restart_hours + tau / 2.0
+    if t.interruptions * lost_each ** 2 <= COUNT_SPREAD_SHARE * t.wall_hours ** 2 * float(np.var(1.0 / factor)):
+        return None
+    work = t.ideal_hours * (1.0 + lam * tau / 2.0) / factor
+    mean = lam * work / (1.0 - lam * lost_each)
+    u = np.array([0.5 * math.erfc(-z / math.sqrt(2.0)) for z in draws.normal("interruptions").tolist()])
+    counts = np.zeros(len(u))
+    below = np.ones(len(u), dtype=bool)
+    cdf = np.zeros(len(u))
+    log_mean = np.log(mean)
+    k = 0
+    while below.any() and k < 100_000:
+        cdf = cdf + np.exp(-mean + k * log_mean - math.lgamma(k + 1))
+        below = cdf < u
+        counts += below
+        k += 1
+    return work + counts * lost_each
+
+
+def _late_price(problem: Problem) -> float:
+    late = getattr(problem.spec.objective, "late_usd_per_day", None)
+    return float(late if late is not None else problem.assumptions.values.money.delay_cost_usd_per_day)
+
+
+def _cvar_weight(problem: Problem) -> float:
+    weight = getattr(problem.spec.objective, "cvar_weight", None)
+    return float(weight if weight is not None else problem.assumptions.values.uncertainty.aversion)
+
+
+def _start_distribution(problem: Problem, plan: Plan, accel: Accelerator, delay: int) -> tuple[int, np.ndarray]:
+    """(first day, P(the run starts on each day from it)): the latest of the earliest start, the accelerator's
+    availability and the port of the software (after the rules' delays) and every used quote's capacity, each a
+    lognormal time (median and 90th percentile; the port's median and σ) capped at the quantile
+    `lead_time_cap_quantile`, independent of each other — in whole days, by `math.erfc`."""
+    a, spec = problem.assumptions.values, problem.spec
+    z_cap = _N.inv_cdf(min(a.lead_time_cap_quantile, 1.0 - 1e-12))
+    parts: list[tuple[float, float, float, float]] = []   # (shift, log median, sigma, cap)
+    for pq in plan.quotes:
+        q = problem.catalog.quotes[pq.id]
+        shift = float((pq.ordered - problem.as_of).days if pq.ordered else delay)
+        if q.mode == "buy":
+            shift += float(a.install_days[accel.cls])  # type: ignore[index]
+        p50, p90 = q.lead_time_days, q.lead_time_p90_days
+        if p90 is None or p90 <= p50 or p50 <= 0:
+            parts.append((shift, 0.0, 0.0, p50))
+        else:
+            sigma = (math.log(p90) - math.log(p50)) / _N.inv_cdf(0.9)
+            parts.append((shift, math.log(p50), sigma, math.exp(math.log(p50) + sigma * z_cap)))
+    port = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
+    if port.delay_days > 0:
+        sigma = a.uncertainty.porting_delay_sigma
+        parts.append((float(delay), math.log(port.delay_days), sigma,
+                      port.delay_days * (math.exp(sigma * z_cap) if sigma > 0 else 1.0)))
+    earliest = (spec.schedule.earliest_start - problem.as_of).days if spec.schedule.earliest_start else 0
+    first = max(earliest, max(0, (accel.available_from.value - problem.as_of).days) + delay)
+    last = max([first] + [math.ceil(shift + cap - 1e-9) for shift, _mu, _s, cap in parts])
+    cdf = []
+    for x in range(first, last + 1):
+        p = 1.0
+        for shift, mu, sigma, cap in parts:
+            y = x - shift
+            if y >= cap - 1e-9:
+                continue
+            p *= 0.0 if y <= 0 or sigma <= 0 else 0.5 * math.erfc(-(math.log(y) - mu) / sigma / math.sqrt(2.0))
+        cdf.append(p)
+    cdf[-1] = 1.0
+    return first, np.diff(np.array(cdf), prepend=0.0)
+
+
+def _lateness(problem: Problem, plan: Plan, accel: Accelerator, runs: _Runs, delay: int
+              ) -> tuple[float, float, float | None]:
+    """(expected days past the deadline — or `schedule.late_after` —, the same over the longest runs, P(deadline)):
+    every start day weighed by its probability against every run scenario's days."""
+    deadline = problem.spec.schedule.late_after or problem.spec.schedule.deadline
+    if deadline is None:
+        return 0.0, 0.0, None
+    first, pmf = _start_distribution(problem, plan, accel, delay)
+    d = (deadline - problem.as_of).days
+    live = np.flatnonzero(pmf > 0.0)
+    x, p = first + live, pmf[live]
+
+    def spread(days: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct run lengths and the share of runs of each."""
+        values, counts = np.unique(days, return_counts=True)
+        return values, counts / len(days)
+
+    values, share = spread(runs.days)
+    over = np.maximum(0.0, x[:, None] + values[None, :] - d)      # days late: start day × run length
+    late = float(p @ (over @ share))
+    meets = float(p @ ((over <= 0.0) @ share))
+    values, share = spread(runs.days[runs.longest])
+    tail = float(p @ (np.maximum(0.0, x[:, None] + values[None, :] - d) @ share))
+    return late, tail, meets
 
 
 def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator,
                    system: System) -> tuple[dict[str, float], dict[str, float]]:
-    """Every cost and cash line of the plan, from catalog fields and assumptions (see module docstring)."""
-    a, spec = problem.assumptions.values, problem.spec
-    m = a.money
-    led = _Ledger()
-    ideal, wall = t.ideal_hours, t.wall_hours
+    """Every cost and cash line of the plan, from catalog fields and assumptions (see module docstring): the lines as
+    planned (the run at the median MFU, failures at their expectation), `throughput` (the mean of the whole ledger
+    over the run scenarios less the planned ledger), `lateness` (the price of a late day × the expected days past
+    the deadline), `tail` (λ × the mean over the longest runs less the mean, of the ledger and the lateness; an
+    estimated price's own spread), and the rules (a percentage applies to the lines before waiting and lateness)."""
+    spec = problem.spec
     start, delay = _schedule(problem, plan, accel, system, _days(t))
-    before = _Ledger()
-    slip = 0.0
-    for pq in plan.quotes:
-        q = problem.catalog.quotes[pq.id]
-        wait, late = _timing(problem, q, accel, start, delay)
-        slip = max(slip, late * m.delay_cost_usd_per_day)
-        if plan.mode == "buy":
-            _buy(led, q, pq.nodes, plan.nodes, ideal, wall, wait, problem, accel, system)
-            _buy(before, q, pq.nodes, plan.nodes, ideal, wall, 0, problem, accel, system)
+    waits = {pq.id: _wait(problem, problem.catalog.quotes[pq.id], accel, start) for pq in plan.quotes}
+    runs = _Runs(problem, plan, t, accel)
+    weight = _cvar_weight(problem)
+    led = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, waits)
+    before = 0.0
+    for w in (waits, {}):
+        planned = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, w)
+        cost, cost_tail = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w).cost.values()))
+        cash, _ = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w).cash.values()))
+        throughput = cost - sum(planned.cost.values())
+        tail = weight * (cost_tail - cost + _price_tail(problem, plan, accel, system, runs, w))
+        if w is waits:
+            led.charge("throughput", throughput, cash=cash - sum(planned.cash.values()))
+            if weight > 0:
+                led.charge("tail", tail)
         else:
-            _rented(led, q, pq.nodes, ideal, wall, problem, system)
-            _rented(before, q, pq.nodes, ideal, wall, problem, system)
-    porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
-    fte = m.ops_fte[plan.mode]  # type: ignore[index]
-    engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
-    for ledger in (led, before):
-        ledger.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
-        ledger.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
-                      / (HOURS_PER_YEAR / 12.0))
-    if a.uncertainty.aversion > 0:  # like every premium of the point, part of what a rule's add_pct applies to
-        runs = _longest_runs(problem, t, accel)
-        tail = _run_tail(problem, plan, t, accel, system, start, delay, runs)
-        led.charge("tail", tail)
-        before.charge("tail", tail if plan.mode != "buy" else
-                      _run_tail(problem, plan, t, accel, system, start, delay, runs, waits=False))
-    base_for_pct = sum(before.cost.values())  # a rule's add_pct applies to the lines before delivery timing
-    if slip:
-        led.charge("delivery_slip", slip)
+            before = sum(planned.cost.values()) + throughput + tail
+    late, late_tail, _p = _lateness(problem, plan, accel, runs, delay)
+    price = _late_price(problem)
+    if late * price:
+        led.charge("lateness", late * price)
+    if weight > 0 and (late_tail - late) * price:
+        led.charge("tail", weight * (late_tail - late) * price)
     attrs = _attrs(accel, system, plan.mode)
     for rule, then in adjustments(spec.rules, attrs, plan.gpus, plan.nodes, _days(t), plan.power_kw):
         if names_quote(rule, plan.allocation):
-            led.charge("rules", (then.add_usd or 0.0) + base_for_pct * (then.add_pct or 0.0) / 100.0,
+            led.charge("rules", (then.add_usd or 0.0) + before * (then.add_pct or 0.0) / 100.0,
                        cash=then.add_usd or 0.0)
     return led.cost, led.cash
 
 
-def _longest_runs(problem: Problem, t: TimeEstimate, accel: Accelerator) -> tuple[np.ndarray, np.ndarray]:
-    """The scenarios' run lengths of the plan and the indices of the 5% longest (ties: lowest index first)."""
-    a = problem.assumptions.values
-    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
-    walls = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
-                       draws.normal("interruptions"), draws.uniform("interruptions"))
-    return walls, np.argsort(-walls, kind="stable")[:max(1, math.ceil(round(0.05 * len(walls), 9)))]
-
-
-def _run_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System, start: int,
-              delay: int, runs: tuple[np.ndarray, np.ndarray], waits: bool = True) -> float:
-    """ω × (mean cost of the 5% longest runs − the plan's cost at the expected run), the run's cost in each
-    scenario being this checker's own ledger at that run length (every hour billed or held, so no failure rework;
-    no estimated-price premium: the scenarios price estimates by their own spread); `waits=False`: as if bought
-    hardware did not wait (the lines a rule's add_pct applies to). The ledger is piecewise linear in the hours, with
-    kinks where a floor or an age of the resale curve is crossed; it is evaluated at those and interpolated."""
-    a = problem.assumptions.values
-    u, m = a.uncertainty, a.money
-    walls, longest = runs
-    porting = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
-    fte = m.ops_fte[plan.mode]  # type: ignore[index]
-    engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
-    held: list[tuple[Quote, int, int]] = []
-    kinks = {m.ops_min_days * 24.0, m.cloud_min_billed_hours}
-    for pq in plan.quotes:
-        q = problem.catalog.quotes[pq.id]
-        wait = _timing(problem, q, accel, start, delay)[0] if plan.mode == "buy" and waits else 0
-        held.append((q, pq.nodes, wait))
-        before = (a.install_days[accel.cls] + wait) * 24.0 if plan.mode == "buy" else 0.0  # type: ignore[index]
-        kinks |= {q.commit_months * HOURS_PER_YEAR / 12.0, m.depreciation_years * HOURS_PER_YEAR - before}
-        kinks |= {age * HOURS_PER_YEAR - before for age in m.resale_value_by_age_years}
-
-    def cost_at(ideal: float, wall: float) -> float:
-        led = _Ledger()
-        for q, k, wait in held:
-            if plan.mode == "buy":
-                _buy(led, q, k, plan.nodes, ideal, wall, wait, problem, accel, system)
-            else:
-                _rented(led, q, k, ideal, wall, problem, system)
-        led.charge("porting", porting.weeks / 52.0 * 12.0 * m.engineer_usd_per_month)
-        led.charge("operations", engineers * m.engineer_usd_per_month * max(wall, m.ops_min_days * 24.0)
-                   / (HOURS_PER_YEAR / 12.0))
-        return sum(v for name, v in led.cost.items() if name != "estimate_price")
-
-    lo, hi = float(walls.min()), float(walls.max())
-    grid = sorted({lo, hi, *(k for k in kinks if lo < k < hi)})
-    values = np.interp(walls, grid, [cost_at(h, h) for h in grid])
-    run = u.aversion * (float(values[longest].mean()) - cost_at(t.ideal_hours, t.wall_hours))
-    return run + u.aversion * _price_tail(problem, plan, t, accel, system, held)
-
-
-def _price_tail(problem: Problem, plan: Plan, t: TimeEstimate, accel: Accelerator, system: System,
-                held: list[tuple[Quote, int, int]]) -> float:
+def _price_tail(problem: Problem, plan: Plan, accel: Accelerator, system: System, runs: _Runs,
+                waits: dict[str, int]) -> float:
     """(CVaR95 − E) of the price factor of estimated quotes (lognormal: E[f | f ≥ q95] = m Φ(σ − z95)/0.05), times
-    the price-driven part of their cost at the expected run (their ledger at the price less at price 0)."""
+    the mean over the runs of the price-driven part of their cost (their ledger at the price less at price 0,
+    without the estimated-price premium)."""
     a = problem.assumptions.values
     sigma, mean = a.uncertainty.estimate_price_sigma, 1.0 + a.money.estimate_price_risk_pct / 100.0
     factor = mean * (_N.cdf(sigma - _N.inv_cdf(0.95)) / 0.05 - 1.0)
     out = 0.0
-    for q, k, wait in held:
+    for pq in plan.quotes:
+        q = problem.catalog.quotes[pq.id]
         if q.kind != "estimate":
             continue
-        priced, free = _Ledger(), _Ledger()
-        for led, quote in ((priced, q), (free, q.model_copy(update={PRICE_FIELDS[q.mode]: 0.0}))):
-            if plan.mode == "buy":
-                _buy(led, quote, k, plan.nodes, t.ideal_hours, t.wall_hours, wait, problem, accel, system)
-            else:
-                _rented(led, quote, k, t.ideal_hours, t.wall_hours, problem, system)
-        driven = sum(v for n, v in priced.cost.items() if n != "estimate_price") - \
-            sum(v for n, v in free.cost.items() if n != "estimate_price")
-        out += factor * driven
+        free = q.model_copy(update={PRICE_FIELDS[q.mode]: 0.0})
+
+        def driven(h: float, q: Quote = q, free: Quote = free, k: int = pq.nodes) -> float:
+            total = 0.0
+            for quote, sign in ((q, 1.0), (free, -1.0)):
+                led = _Ledger()
+                if plan.mode == "buy":
+                    _buy(led, quote, k, plan.nodes, h, h, waits.get(q.id, 0), problem, accel, system)
+                else:
+                    _rented(led, quote, k, h, h, problem, system)
+                total += sign * sum(v for n, v in led.cost.items() if n != "estimate_price")
+            return total
+        out += factor * runs.mean(driven)[0]
     return out
 
 
@@ -321,9 +418,16 @@ def _time(problem: Problem, universe: Universe, plan: Plan, accel: Accelerator, 
                                   plan.power_kw):
         if then.mfu_factor and rule.when.quote is None:
             rule_f *= then.mfu_factor
+    centre = a.uncertainty.mfu_centre   # the calibrated centre, by the chip's FLOPs per byte, from the catalog
+    balance = min(centre.balance_max, max(centre.balance_min, accel.bf16_tflops.value / accel.memory_bw_tbs.value))
+    size = min(centre.params_max, max(centre.params_min, w.params))
+    slope = centre.per_log_balance + centre.per_log_balance_log_params * math.log(size / centre.params_ref)
     util = utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
                        precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
-                       c=a.compute, rule_factor=rule_f).value
+                       c=a.compute, rule_factor=rule_f,
+                       calibration=math.exp(centre.intercept + slope * math.log(balance / centre.balance_ref))
+                       if accel.cls in centre.classes else 1.0,
+                       measured=(w.measured_mfu or {}).get(accel.id)).value
     shape = universe.shape
     flops = training_flops(w.params, w.tokens, w.method, plan.recompute, shape.layers, shape.hidden, w.seq_len)
     ckpt = adapter_params(shape, w.lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") else w.params
@@ -484,31 +588,17 @@ def violations(problem: Problem, universe: Universe, plan: Plan, *, model_units:
 
 
 def _deadline_confidence(problem: Problem, plan: Plan, t: TimeEstimate | None, accel: Accelerator) -> list[str]:
-    """The share of risk scenarios in which the plan, as dated, finishes by the deadline (its own readiness per
-    scenario from the plan's order dates; the scenario draws are the uncertainty model's)."""
+    """The chance that the plan, as dated, finishes by the deadline (its start law from the plan's own order days,
+    the run scenarios of the uncertainty model's draws: `_lateness`)."""
     c = problem.spec.policy.deadline_confidence
-    deadline = problem.spec.schedule.deadline
+    deadline = problem.spec.schedule.late_after or problem.spec.schedule.deadline
     if c is None or deadline is None or t is None:
         return []
-    a = problem.assumptions.values
-    draws = Draws(a.uncertainty.seed, a.uncertainty.scenarios)
-    port = a.porting[accel.software][problem.spec.workload.framework]  # type: ignore[index]
-    ready = np.ceil(porting_days(draws, a, f"{accel.software}/{problem.spec.workload.framework}",
-                                 port.delay_days) - 1e-9)
-    for pq in plan.quotes:
-        q = problem.catalog.quotes[pq.id]
-        ordered = (pq.ordered - problem.as_of).days if pq.ordered else 0
-        inst = float(a.install_days[accel.cls]) if q.mode == "buy" else 0.0  # type: ignore[index]
-        lead = lead_days(draws, q.id, q.lead_time_days, q.lead_time_p90_days, a.lead_time_cap_quantile)
-        ready = np.maximum(ready, np.ceil(ordered + inst + lead - 1e-9))
-    wall = wall_hours(t, a.reliability.restart_hours, mfu_factor(draws, a, accel.software, accel.cls),
-                      draws.normal("interruptions"))
-    start = (plan.start - problem.as_of).days
-    finish = np.maximum(float(start), ready) + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
-    met = int(np.count_nonzero(finish <= (deadline - problem.as_of).days))
-    if met < math.ceil(round(c * draws.n, 9)):
-        return [f"policy.deadline_confidence: finishes by {deadline} in {met / draws.n:.1%} of the scenarios, "
-                f"below {c:.0%}"]
+    system = problem.catalog.systems[plan.system]
+    _start, delay = _schedule(problem, plan, accel, system, _days(t))
+    _late, _tail, p = _lateness(problem, plan, accel, _Runs(problem, plan, t, accel), delay)
+    if p is not None and p < c - 1e-6:
+        return [f"policy.deadline_confidence: finishes by {deadline} with probability {p:.1%}, below {c:.0%}"]
     return []
 
 

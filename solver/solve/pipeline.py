@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import combinations
@@ -25,12 +25,14 @@ from typing import Any, TypeVar
 from .. import collect
 from ..errors import PlanCheckError
 from ..estimate.chance import ChanceCut
-from ..estimate.options import EstimateCache, Point, Universe, build_universe, shared_estimates
+from ..estimate.outlook import LateCut, rule_delay
+from ..estimate.options import EstimateCache, Option, Point, Universe, build_universe, shared_estimates
+from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..model.bounds import Bounds
 from ..model.builder import Built, build
 from ..model.decode import decode
-from ..model.money import money_unit
+from ..model.money import money_unit, units
 from ..model.objective import needs_ceiling, objective, universe_ceiling
 from ..model.screening import Screen, ScreenFindings
 from .checker import check_plan
@@ -105,12 +107,14 @@ class Context:
     cuts: dict[str, list[ChanceCut]] = field(default_factory=dict)
     """Per pair, the plans found to miss the deadline's confidence jointly (`solve_pair`); every later model of the
     pair carries them."""
+    late_cuts: dict[str, list[LateCut]] = field(default_factory=dict)
+    """Per pair, the sets of quotes found to be later together than their largest lateness alone (`solve_pair`)."""
 
     def cost_hi(self) -> int | None:
         """The objective's cost ceiling when the objective needs one (the time objective), else None."""
         if not needs_ceiling(self.problem):
             return None
-        return universe_ceiling(self.problem, self.universe, self.unit, self.ceilings)
+        return universe_ceiling(self.problem, self.universe, self.unit, self.screen.outlook, self.ceilings)
 
     def objective(self, b: Built) -> Any:
         return objective(b.cost, b.finish, self.problem, self.universe.horizon, b.cost_hi, b.unit)
@@ -215,7 +219,7 @@ def optimise(ctx: Context, b: Built, assumptions: list[Any] | None = None, *, ti
         if tie_break and proven:
             out = _tie_break(ctx, b, out, obj, best, label)
         decision = decode(b, out.solver.value)
-        plan = make_plan(ctx.problem, ctx.universe, decision, b.unit)
+        plan = make_plan(ctx.problem, ctx.universe, decision, b.unit, ctx.screen.outlook)
         return PairOutcome(OPTIMAL if proven else "feasible", plan, best, bound)
     finally:
         m.clear_assumptions()
@@ -232,18 +236,21 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
                forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
                hint: Hint | None = None, cost_cap: int | None = None,
                speculate: Callable[[int], bool] | None = None) -> PairOutcome:
-    """`solve_pair_once`, and, under `policy.deadline_confidence`, the joint check of the plan found: a plan whose
-    quotes together miss the confidence adds a cut (kept in the context for every later model of the pair) and the
-    pair is solved again.
+    """`solve_pair_once`, and the checks that make its answer exact: under `policy.deadline_confidence`, the joint
+    check of the plan found (a plan whose quotes together miss the confidence adds a cut); and the lateness of a
+    plan that uses several quotes together (the model charges the largest of theirs alone, never more than their
+    joint figure: a plan charged less than that adds a cut with it). Cuts are kept in the context for every later
+    model of the pair, and the pair is solved again. When the plan found is charged exactly, it is the optimum: the
+    model charges every other plan no more than it costs.
 
     `speculate` (without `tie_break`): asked with the optimum found, True has the tie-break run at once on the model
-    that proved it, as `tie_break=True` would have, and kept as the outcome's `tie_broken` — unless its plan misses
-    the deadline's confidence jointly (the tie-break is then left to a later call, which cuts and solves again).
-    The solve ranks its pairs first and tie-breaks only the winner; asked whether a pair's optimum is the least so
-    far, this spares the winner a second search from scratch after the others (its caches may be on another
-    process)."""
+    that proved it, as `tie_break=True` would have, and kept as the outcome's `tie_broken` — unless its plan needs a
+    cut (the tie-break is then left to a later call, which cuts and solves again). The solve ranks its pairs first
+    and tie-breaks only the winner; asked whether a pair's optimum is the least so far, this spares the winner a
+    second search from scratch after the others (its caches may be on another process)."""
     pair = universe.options[0].pair if universe.options else "?"
     cuts = ctx.cuts.setdefault(pair, [])
+    lates = ctx.late_cuts.setdefault(pair, [])
     for _ in range(MAX_CHANCE_CUTS):
         if ctx.engine.seconds_left() == 0.0:  # --max-seconds spent: not even a model is built
             ctx.engine.out_of_time = True
@@ -251,15 +258,73 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
         out = solve_pair_once(ctx, universe, cost_hi, tie_break=tie_break, forced=forced, protect=protect, hint=hint,
                               cost_cap=cost_cap, speculate=speculate)
         found = chance_cuts(ctx, out.plan) if out.plan is not None else []
-        if not found:
+        late = late_cuts(ctx, out.plan) if out.plan is not None and not found else []
+        if not found and not late:
             tied = out.tie_broken
-            if tied is not None and (tied.plan is None or chance_cuts(ctx, tied.plan)):
+            if tied is not None and (tied.plan is None or chance_cuts(ctx, tied.plan) or late_cuts(ctx, tied.plan)):
                 return replace(out, tie_broken=None)
             return out
-        log.info("pair %s: %s x%d misses the deadline's confidence jointly; cut at start <= %s (+%d on subsets)",
-                 pair, found[0].option, found[0].nodes, found[0].latest_start, len(found) - 1)
+        if found:
+            log.info("pair %s: %s x%d misses the deadline's confidence jointly; cut at start <= %s (+%d on subsets)",
+                     pair, found[0].option, found[0].nodes, found[0].latest_start, len(found) - 1)
+        for c in late:
+            log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s", pair, c.option,
+                     c.nodes, ", ".join(c.quotes), c.units, out.plan.late_units if out.plan else None)
         cuts.extend(found)
+        lates.extend(late)
     return PairOutcome(UNKNOWN, None, None, None)
+
+
+def late_cuts(ctx: Context, plan: Plan) -> list[LateCut]:
+    """[] when the model charged the plan its lateness in full; else the cut that charges it (and every plan at its
+    point that uses its quotes, and maybe more) that lateness: its quotes' joint figure at its planned start, with
+    its rules' delays (`Outlook.charge`)."""
+    if plan.late_units is None:
+        return []
+    o = next(o for o in ctx.universe.options if o.id == plan.option)
+    pt = next(p for p in o.points if p.n == plan.nodes)
+    quotes = [ctx.problem.catalog.quotes[pq.id] for pq in plan.quotes]
+    out = ctx.screen.outlook
+    start = (plan.start - ctx.problem.as_of).days  # the planned start: the objective's finish term pins it there
+    law = out.plan_law(o, quotes, start, rule_delay(ctx.problem, pt, plan.allocation))
+    exact = units(out.charge(o, pt, law), ctx.unit)
+    if exact <= plan.late_units:
+        return []
+    return [LateCut(o.id, pt.n, tuple(sorted(q.id for q in quotes)), exact)] + _subset_late_cuts(ctx, o, pt, quotes)
+
+
+LATE_SUBSETS_MAX_QUOTES = 12
+"""A plan charged less than its lateness, with at most this many quotes, also cuts its subsets of two quotes and
+of all but one that the model undercharges (k(k+1)/2 − 1 start laws at most)."""
+
+
+def _subset_late_cuts(ctx: Context, o: Option, pt: Point, quotes: Sequence[Quote]) -> list[LateCut]:
+    """Cuts on subsets of an undercharged plan's quotes, each at the subset's own floor: the latest of its quotes'
+    planned starts alone (`Outlook.alone_start`), where its lateness is least — a plan using the subset (and maybe
+    more) starts no earlier, and bought hardware ordered for a later start arrives later too — with the delays of
+    the rules the subset brings (the earliest start left out: a cut stays valid in an explanation that drops it).
+    The next plan the search finds after a cut is most often the same point with one
+    quote swapped for a near copy (a marketplace of clones): it keeps all but one of the quotes, or two of them,
+    and so meets one of these cuts instead of needing a re-solve of its own."""
+    k = len(quotes)
+    if k < 3 or k > LATE_SUBSETS_MAX_QUOTES:
+        return []
+    out = ctx.screen.outlook
+    index = {q.id: i for i, q in enumerate(o.quotes)}
+    subsets = {tuple(sorted(c)) for c in combinations(range(k), 2)} | \
+        {tuple(i for i in range(k) if i != j) for j in range(k)}
+    cuts = []
+    for sub in sorted(subsets):
+        chosen = [quotes[i] for i in sub]
+        ids = [q.id for q in chosen]
+        delay = rule_delay(ctx.problem, pt, ids)
+        alone = out.alone(o, pt, delay, earliest=False)
+        charged = max(units(float(alone[index[q]]), ctx.unit) for q in ids)
+        start = max(out.alone_start(o, q, delay, earliest=False) for q in chosen)
+        exact = units(out.charge(o, pt, out.plan_law(o, chosen, start, delay)), ctx.unit)
+        if exact > charged:
+            cuts.append(LateCut(o.id, pt.n, tuple(sorted(ids)), exact))
+    return cuts
 
 
 SUBSET_CUTS_MAX_QUOTES = 10
@@ -283,10 +348,12 @@ def chance_cuts(ctx: Context, plan: Plan) -> list[ChanceCut]:
     quotes = [ctx.problem.catalog.quotes[pq.id] for pq in plan.quotes]
     orders = [(q, (pq.ordered - as_of).days if pq.ordered else 0) for q, pq in zip(quotes, plan.quotes, strict=True)]
     start = (plan.start - as_of).days
-    if chance.joint_meets(o, pt, start, orders) >= chance.needed:
+    delay = rule_delay(ctx.problem, pt, plan.allocation)
+    if chance.meets(chance.joint_share(o, pt, start, orders, delay)):
         return []
     rented = {q.id: day for q, day in orders if q.mode != "buy"}
-    found = [ChanceCut(o.id, pt.n, tuple(q.id for q in quotes), chance.joint_latest(o, pt, quotes, rented, start))]
+    found = [ChanceCut(o.id, pt.n, tuple(q.id for q in quotes),
+                       chance.joint_latest(o, pt, quotes, rented, start, delay))]
     exact = [q for q in quotes if rented.get(q.id, 0) == 0]
     if len(exact) > SUBSET_CUTS_MAX_QUOTES:
         return found
@@ -319,7 +386,8 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
 
     def model(keep: set[tuple[str, int]] | None) -> Built:
         return build(ctx.problem, universe, ctx.screen, ctx.unit, cost_hi=cost_hi, protect=protect, keep=keep,
-                     cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce, usable=ctx.bounds.usable)
+                     cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce, usable=ctx.bounds.usable,
+                     late_cuts=ctx.late_cuts.get(pair, ()))
 
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
         if cost_cap is not None:
@@ -402,7 +470,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
         if out.status != OPTIMAL:
             unproven.append((pair, out.bound))
         log.info("pair %s: %s, objective %s", pair, out.status, out.objective)
-    solved.sort(key=lambda t: (t[0], t[1]))
+    solved.sort(key=lambda t: rank(t[0], t[2], t[1]))
     if solved and not unproven:
         # Only the winner needs the canonical tie-break among equal plans; alternatives are one per pair already.
         # Its search usually made it already (`speculate`): the same model and calls, so the same plan.
@@ -450,12 +518,19 @@ class Best:
     status: str
 
 
+def rank(objective: int, plan: Plan, pair: str) -> tuple[int, float, str]:
+    """How the solve ranks the pairs' best plans: by the model's objective, then by the plan's exact cost (two plans
+    within one money unit of each other tie in the model: the cheaper in dollars comes first), then by pair name."""
+    return objective, round(plan.total_cost, 6), pair
+
+
 def may_win(floor: int | None, pair: str, best: tuple[int, str] | None) -> bool:
     """Whether a pair whose plans' objective is at least `floor` (None: unknown) could be chosen over the best
-    (objective, pair) so far: the solve ranks plans by objective, then by pair name."""
+    (objective, pair) so far: the solve ranks plans by objective, then by their exact cost (`rank`), so a pair whose
+    bound equals the best objective may still win."""
     if floor == NO_PLAN_BOUND:
         return False
-    return best is None or floor is None or (floor, pair) < best
+    return best is None or floor is None or floor <= best[0]
 
 
 @collect.paused()
@@ -464,8 +539,7 @@ def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Cont
     variants and keep only each one's winner (the frontier's dates).
 
     Pairs are searched by their closed-form bound, least first (`model/bounds.py`), and a pair whose bound already
-    exceeds the best plan found — or equals it while its name sorts after the best pair's, the solve's tie rule — is
-    not searched: its optimum cannot win. Under `objective: cost` the others are searched for plans that cost no
+    exceeds the best plan found is not searched: its optimum cannot win (`may_win`). Under `objective: cost` the others are searched for plans that cost no
     more than the best so far (a cap the bounds apply per point before any model). The winner gets the same
     tie-break solve as in `solve_problem`, so the plan is the same, byte for byte."""
     ctx = ctx or prepare(problem, settings)
@@ -493,7 +567,7 @@ def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Cont
             continue
         unproven = unproven or out.status != OPTIMAL
         assert out.objective is not None
-        if best is None or (out.objective, pair) < best[:2]:
+        if best is None or rank(out.objective, out.plan, pair) < rank(best[0], best[2], best[1]):
             best = (out.objective, pair, out.plan)
             tied = out.tie_broken
     if best is None:
@@ -552,14 +626,16 @@ def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[Pa
     hint = ctx.settings.hint
     least = SharedMinimum()
 
-    def one(pair: str) -> tuple[PairOutcome, list[ChanceCut]]:
+    def one(pair: str) -> tuple[PairOutcome, tuple[list[ChanceCut], list[LateCut]]]:
         out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint, speculate=least.offer)
-        return out, ctx.cuts.get(pair, [])
+        return out, (ctx.cuts.get(pair, []), ctx.late_cuts.get(pair, []))
 
     outcomes = []
-    for pair, (out, cuts) in zip(pairs, per_pair(ctx, pairs, one), strict=True):
+    for pair, (out, (cuts, lates)) in zip(pairs, per_pair(ctx, pairs, one), strict=True):
         if cuts:
             ctx.cuts[pair] = cuts
+        if lates:
+            ctx.late_cuts[pair] = lates
         outcomes.append(out)
     return outcomes
 

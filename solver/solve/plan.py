@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+import numpy as np
+
 from ..estimate.cost import HOURS_PER_MONTH, LINE_ORDER, Lines
-from ..estimate.delivery import expected_excess_days, install_days, order_by_day, order_day, quote_slip, \
-    ready_offset, wait_days
+from ..estimate.delivery import order_by_day, order_day, ready_offset, wait_days
 from ..estimate.options import Point, Universe
+from ..estimate.outlook import Outlook, rule_delay as point_delay
+from ..estimate.starts import start_law
 from ..inputs.catalog import PRICE_UNITS, Quote
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, names_quote
@@ -50,7 +53,12 @@ class PlanQuote:
     wait_days: int = 0
     """Bought hardware: days it is ready before the start because the quote had to be ordered by valid_until."""
     expected_slip_days: float = 0.0
-    """Expected days by which late delivery pushes the start (lognormal lead time, `delivery.py`)."""
+    """Expected days its capacity arrives after the planned start (lognormal lead time capped; `starts.py`)."""
+    max_term_months: float | None = None
+    """A reserved tier's longest term; the hours past it are billed at `after_term_rate`."""
+    after_term_rate: float = 0.0
+    next_tier: str | None = None
+    contact_sales: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,9 @@ class Plan:
     after_run: str = "resell"
     offer: str = ""
     """buy, cloud (on demand), cloud-reserved, cloud-spot or managed (`Option.offer`)."""
+    late_units: int | None = None
+    """What the model charged for lateness on an option of several quotes (money units; None for one quote, whose
+    charge is exact by construction): the pipeline compares it with the plan's joint figure (`late_cuts`)."""
 
     @property
     def total_cost(self) -> float:
@@ -121,8 +132,7 @@ def rule_lines(problem: Problem, pt: Point, alloc: dict[str, int], base_cost: fl
 
 def rule_delay(problem: Problem, pt: Point, alloc: dict[str, int]) -> int:
     """Days the rules that apply to a plan delay its start (they add up)."""
-    return sum(delay_days(then) for rule, then in adjustments(problem.spec.rules, pt.option.attrs, pt.gpus, pt.n,
-                                                               pt.days, pt.power_kw) if names_quote(rule, alloc))
+    return point_delay(problem, pt, alloc)
 
 
 def planned_start(problem: Problem, pt: Point, alloc: dict[str, int]) -> int:
@@ -136,26 +146,27 @@ def planned_start(problem: Problem, pt: Point, alloc: dict[str, int]) -> int:
     return max([earliest, pt.option.ready_day + delay] + [r + delay for r in offsets])
 
 
-def plan_lines(problem: Problem, pt: Point, alloc: dict[str, int],
+def plan_lines(problem: Problem, pt: Point, alloc: dict[str, int], outlook: Outlook,
                start_day: int | None = None) -> tuple[Lines, list[str]]:
     """Exact dollar lines of a point with a quote allocation, planned to start on `start_day` (default: its planned
-    start): fixed + per node (with any wait of bought hardware) + slip + rules, in report order. A rule's add_pct
-    applies to the lines before delivery timing (no slip, no waiting)."""
+    start): fixed + per node (with any wait of bought hardware) + lateness + rules, in report order. A rule's add_pct
+    applies to the lines before delivery timing (no lateness, no waiting)."""
     a = problem.assumptions.values
     start = planned_start(problem, pt, alloc) if start_day is None else start_day
     delay = rule_delay(problem, pt, alloc)
     quotes = {q.id: q for q in pt.option.quotes}
     base = pt.fixed
     lines = pt.fixed
-    slip = 0.0
     for qid, k in sorted(alloc.items()):
         q = quotes[qid]
         base = base.merged(pt.per_node[qid].scaled(k))
         waited = wait_days(q, start, ready_offset(q, pt.option.accel.cls, a), order_by_day(q, problem.as_of))
         lines = lines.merged(pt.per_node.waited_lines(qid, waited).scaled(k))
-        slip = max(slip, quote_slip(q, pt.option.accel.cls, a, a.money, start, delay, order_by_day(q, problem.as_of)))
-    if slip:
-        lines = lines.merged(Lines({"delivery_slip": slip}, {}))
+    late = outlook.lateness(pt.option, pt, outlook.plan_law(pt.option, [quotes[qid] for qid in sorted(alloc)],
+                                                            start, delay))
+    if late.expected_usd or late.tail_usd:
+        lines = lines.merged(Lines({"lateness": late.expected_usd, **({"tail": late.tail_usd} if late.tail_usd
+                                                                      else {})}, {}))
     cost_add, cash_add, names = rule_lines(problem, pt, alloc, base.total_cost)
     if cost_add or cash_add:
         lines = lines.merged(Lines({"rules": cost_add}, {"rules": cash_add}))
@@ -171,7 +182,7 @@ def find_point(universe: Universe, option: str, nodes: int) -> Point | None:
     return None
 
 
-def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> Plan:
+def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int, outlook: Outlook) -> Plan:
     """The plan of a decision, with its exact dollar lines, dates and warnings."""
     pt = find_point(universe, d.option, d.nodes)
     assert pt is not None and pt.time is not None, f"decision {d} is not a workable point"
@@ -179,9 +190,9 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> P
     as_of = problem.as_of
     alloc = d.quotes
     planned = d.planned_day if d.planned_day is not None else d.start_day
-    lines, names = plan_lines(problem, pt, alloc, planned)
+    lines, names = plan_lines(problem, pt, alloc, outlook, planned)
     delay = rule_delay(problem, pt, alloc)
-    quotes = tuple(_plan_quote(problem, pt, q, alloc[q.id], planned, delay)
+    quotes = tuple(_plan_quote(problem, pt, q, alloc[q.id], planned, delay, outlook)
                    for q in o.quotes if alloc.get(q.id, 0) > 0)
     start = as_of + timedelta(days=d.start_day)
     t = pt.time
@@ -194,27 +205,28 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int) -> P
         flops=t.flops, gpu_hours=t.wall_hours * pt.gpus, interruptions=t.interruptions, lines=lines,
         model_cost_units=d.cost_units, unit=unit, rules_applied=tuple(names),
         warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, t.wall_hours)),
-        after_run=problem.spec.policy.after_run, offer=o.offer)
+        after_run=problem.spec.policy.after_run, offer=o.offer, late_units=d.late_units)
 
 
-def _plan_quote(problem: Problem, pt: Point, q: Quote, nodes: int, planned: int, delay: int) -> PlanQuote:
-    """A used quote with its dates: ordered, delivered (bought), ready, and how long it waits or may slip."""
+def _plan_quote(problem: Problem, pt: Point, q: Quote, nodes: int, planned: int, delay: int,
+                outlook: Outlook) -> PlanQuote:
+    """A used quote with its dates: ordered, delivered (bought), ready, and how long it waits or may arrive late."""
     a = problem.assumptions.values
     as_of = problem.as_of
     cls = pt.option.accel.cls
     offset = ready_offset(q, cls, a)
     order_by = order_by_day(q, as_of)
     ordered = order_day(q, planned, delay, offset, order_by)
-    inst = install_days(q.mode, cls, a)
-    allowance = planned - ordered - inst
+    arrival = start_law(0, [outlook.arrival(pt.option, q, ordered)])
+    late = arrival.pmf() @ np.maximum(0, arrival.days() - planned)
     return PlanQuote(
         q.id, nodes, q.vendor, q.kind, q.mode, q.price, PRICE_UNITS[q.mode], q.lead_days(a.confidence),
         as_of + timedelta(days=ordered + offset), q.valid_until, q.source, fabric=q.fabric_id, contract=q.term,
         commit_months=q.commit_months, ordered=as_of + timedelta(days=ordered),
         delivered=as_of + timedelta(days=ordered + math.ceil(q.lead_days(a.confidence))) if q.mode == "buy" else None,
-        wait_days=wait_days(q, planned, offset, order_by),
-        expected_slip_days=expected_excess_days(q.lead_time_days, q.lead_time_p90_days, allowance,
-                                                a.lead_time_cap_quantile))
+        wait_days=wait_days(q, planned, offset, order_by), expected_slip_days=float(late),
+        max_term_months=q.max_term_months, after_term_rate=q.after_term_rate, next_tier=q.next_tier,
+        contact_sales=q.contact_sales)
 
 
 EXPIRING_DAYS = 30
@@ -243,8 +255,24 @@ def _warnings(quotes: tuple[PlanQuote, ...], mode: str, cls: str, as_of: date, w
         if pq.commit_months > 0 and pq.commit_months * HOURS_PER_MONTH > wall_hours:
             out.append(f"quote {pq.id} commits {pq.commit_months:g} months, billed in full; the run uses "
                        f"{wall_hours / HOURS_PER_MONTH:.1f}")
+        out += _term_warnings(pq, wall_hours)
     if cls == "consumer":
         out.append("consumer cards: no ECC, and datacenter use voids the warranty [seed-000]; risk premium applied")
+    return out
+
+
+def _term_warnings(pq: PlanQuote, wall_hours: float) -> list[str]:
+    """A tier the planned run outlasts (its last months at the rate after the term: ask for the next tier) and a
+    tier sold by contact only (its price is not a list price yet)."""
+    out = []
+    if pq.max_term_months is not None and wall_hours > pq.max_term_months * HOURS_PER_MONTH:
+        beyond = wall_hours / HOURS_PER_MONTH - pq.max_term_months
+        ask = f"; ask the provider for its longer tier ({pq.next_tier})" if pq.next_tier else ""
+        out.append(f"TERM: quote {pq.id}'s price covers {pq.max_term_months:.1f} months; the planned run's last "
+                   f"{beyond:.1f} months are billed at ${pq.after_term_rate:,.2f}/GPU-h past the term{ask}")
+    if pq.contact_sales:
+        out.append(f"CONTACT SALES: quote {pq.id} is a tier sold by contact only: its price is not a list price; "
+                   "get the provider's quote before committing")
     return out
 
 

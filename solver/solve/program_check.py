@@ -265,7 +265,7 @@ def _confidence(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
             shared = o.candidate.quote == cand.quote and (cand.quote is not None or o.candidate.system == cand.system)
             if o.workload in after or (shared and o.end_day <= r.start_day):
                 start = np.maximum(start, finish[o.workload])
-        wall = wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(draws, a, sc.software, sc.cls),
+        wall = wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(draws, a, sc.software, sc.cls, sc.measured),
                           draws.normal(f"interruptions:{r.workload}"), draws.uniform(f"interruptions:{r.workload}"))
         finish[r.workload] = start + np.maximum(1.0, np.ceil(wall / 24.0 - 1e-9))
         done.append(r)
