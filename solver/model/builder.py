@@ -403,11 +403,8 @@ class _Builder:
                 lits = [self.u.get(qid) for qid in cut.quotes]
                 if i is None or any(x is None or isinstance(x, int) or x is self.zero for x in lits):
                     continue
-                conds = [self.z[i], *lits]
                 b = self.m.new_bool_var(f"late_cut[{o.id}@{cut.nodes}]")
-                for c in conds:
-                    self.m.add(b <= c)
-                self.m.add(b >= sum(conds) - (len(conds) - 1))
+                self._pin_and(b, [self.z[i], *lits])
                 terms.append(cut.units * b)
                 top = max(top, cut.units)
             if not terms:
@@ -416,6 +413,12 @@ class _Builder:
             self.m.add_max_equality(late, [0, *terms])
             self.cost_terms.append(late)
             self.late[o.id] = late
+
+    def _pin_and(self, b: Any, conds: Sequence[Any]) -> None:
+        """b = the conjunction of `conds`, both ways."""
+        for c in conds:
+            self.m.add(b <= c)
+        self.m.add(b >= sum(conds) - (len(conds) - 1))
 
     def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> int:
         """The wait costs of one bought quote (see `add_timing`); returns how many steps were added.
