@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..inputs.overrides import Change
+from ..model.money import units
 from ..solve.engine import OPTIMAL
 from ..solve.pipeline import Context, prepare, solve_pair
 from ..solve.plan import Plan, Result
@@ -29,6 +30,8 @@ LADDER = (0.8, 0.9, 0.95, 0.99)
 """The chances of meeting the deadline a step can be asked for: the levels a procurement committee quotes."""
 MAX_STEPS = 2
 """Rungs solved above the chosen plan's chance: the next ones up (each is a complete solve)."""
+CAP_ROOM, CAP_ROOM_UNITS = 0.001, 16
+"""Room above a known plan's cost when it caps the search for a step (`_step`)."""
 ABOVE = 0.005
 """A rung the chosen plan already meets to within half a point is not a step."""
 
@@ -84,13 +87,17 @@ def _step(ctx: Context, known: list[Plan], chances: dict[str, float], target: fl
     best: Plan | None = None
     proven = True
     pairs = set(sub.universe.pairs())
+    meeting = [p.total_cost for p in known if chances[p.option] >= target]
+    # A known plan that meets the rung bounds the step: no pair is searched far above it (the model rounds each of
+    # a plan's terms up to a money unit, so its units may exceed the dollars' by a few: CAP_ROOM of room).
+    cap = units(min(meeting) * (1 + CAP_ROOM), ctx.unit) + CAP_ROOM_UNITS if meeting else None
     for old in sorted(known, key=lambda p: (p.total_cost, p.pair)):
         if best is not None and old.total_cost >= best.total_cost:
             break
         if chances[old.option] >= target:
             plan: Plan | None = old
         elif old.pair in pairs:
-            out = solve_pair(sub, sub.universe.subset(old.pair), sub.cost_hi(), tie_break=False)
+            out = solve_pair(sub, sub.universe.subset(old.pair), sub.cost_hi(), tie_break=False, cost_cap=cap)
             proven = proven and out.status in (OPTIMAL, "infeasible")
             plan = out.plan
         else:

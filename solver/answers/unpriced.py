@@ -59,6 +59,10 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
     if not options:
         out.update(price=None, reasons=[], note="cannot be part of any plan at any price")
         return out
+    if _too_late(wn, options, q):
+        out.update(price=None, reasons=["schedule.deadline"], proven=True,
+                   note="cannot be part of any plan at any price")
+        return out
     chosen = result.plan
     horizon, unit = wn.ctx.universe.horizon, wn.ctx.unit
     cap = winning_cap(base, chosen) if chosen is not None else None
@@ -160,6 +164,20 @@ def _slope(ctx: Context, plan: Plan, q: Quote) -> float:
                 if pt.n == plan.nodes and pt.time is not None:
                     return nodes * pt.per_node.key_totals(price_key(q), False)[1]
     return 0.0
+
+
+def _too_late(wn: WhyNot, options: list[Option], q: Quote) -> bool:
+    """No plan with the quote can finish by the deadline: a run starts no earlier than the quote's capacity is ready
+    (its p90 lead time and installation) and lasts at least its option's shortest workable point — the deadline on
+    its own is then the minimal reason, found without a conflict search (which, on a marketplace pair of hundreds
+    of quotes, took seconds to say the same)."""
+    deadline = wn.ctx.universe.deadline_day
+    if deadline is None:
+        return False
+    a = wn.problem.assumptions.values
+    finishes = [max(o.ready_day, option_quote_ready(q, o, a)) + min(pt.days for pt in o.points if pt.workable)
+                for o in options if any(pt.workable for pt in o.points)]
+    return bool(finishes) and min(finishes) > deadline
 
 
 def _ready(wn: WhyNot, options: list[Option], q: Quote) -> str:

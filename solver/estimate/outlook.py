@@ -96,6 +96,7 @@ class Outlook:
     weight: float
     cap_z: float
     _alone: dict[tuple[Option, int, int], tuple[int, np.ndarray]] = field(default_factory=dict)
+    _latest: dict[tuple[Option, int, int], int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, problem: Problem, draws: Draws | None = None) -> "Outlook":
@@ -249,10 +250,19 @@ class Outlook:
         the calendar `horizon`, every delivery at its cap) plus the point's longest run."""
         if self.deadline_day is None or self.price <= 0:
             return 0.0
-        port = self.port(o, delays)
-        last = max([self.floor(o, delays), port.last if port is not None else 0] +
-                   [self.arrival(o, q, horizon if q.mode == "buy" else delays).last for q in o.quotes])
-        return self.price * max(0, last + int(self.runs(o, pt).days.max()) - self.deadline_day)
+        return self.price * max(0, self._latest_start(o, horizon, delays) + int(self.runs(o, pt).days.max())
+                                - self.deadline_day)
+
+    def _latest_start(self, o: Option, horizon: int, delays: int) -> int:
+        """The latest start any plan of `o` can have (`late_ceiling`), once per option: it reads every quote."""
+        key = (o, horizon, delays)
+        got = self._latest.get(key)
+        if got is None:
+            port = self.port(o, delays)
+            got = self._latest[key] = max(
+                [self.floor(o, delays), port.last if port is not None else 0] +
+                [self.arrival(o, q, horizon if q.mode == "buy" else delays).last for q in o.quotes])
+        return got
 
     def meets(self, p: float | None, confidence: float) -> bool:
         return p is None or p >= confidence - CONFIDENCE_TOLERANCE

@@ -44,7 +44,7 @@ from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
 from .reduce import r1_holds
 from .screening import PRETRAINING, Screen, preemptible_forbidden
-from .timing import Timing, candidates, delay_sums, timing, wait_of, wait_units
+from .timing import Timing, candidates, delay_sums, rule_delays, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
 Usable = Callable[[Point], np.ndarray]
@@ -80,6 +80,8 @@ class Built:
     late: dict[str, Any] = field(default_factory=dict)
     """Per option of several quotes, the variable the lateness of its plan is charged by (money units): the largest
     of its used quotes' figures alone and of the cuts that hold (`add_lateness`)."""
+    raisable: dict[str, int] = field(default_factory=dict)
+    """Options whose charge `add_late_cut` may raise in this model, with the most it can be (units)."""
 
 
 class _Builder:
@@ -131,6 +133,8 @@ class _Builder:
         self.outlook = screen.outlook
         self.late: dict[str, Any] = {}
         self.late_at: dict[str, list[tuple[int, int]]] = {}
+        self.raisable: dict[str, int] = {}
+        """Options whose lateness charge a cut can raise in the built model, with its most (`_late_charge`)."""
         self.whole: dict[tuple[str, int], Any] = {}
         """w[q, i]: the plan at point i takes all its nodes from quote q (`_split`)."""
         """Per quote of an option of several, (lateness units of the quote alone, point) where it is modelled."""
@@ -411,8 +415,24 @@ class _Builder:
                 continue
             late = self.m.new_int_var(0, top, f"late[{o.id}]")
             self.m.add_max_equality(late, [0, *terms])
-            self.cost_terms.append(late)
+            self.cost_terms.append(self._late_charge(o, late, top))
+
+    def _late_charge(self, o: Option, late: Any, top: int) -> Any:
+        """The variable the option's lateness is charged by: `late` itself when a rule tests the cost (a cost
+        condition must see the cost the plan has); otherwise a variable at least `late`, up to the most any of the
+        option's points can be charged (`Outlook.late_ceiling`), which a later cut can raise in this very model
+        (`add_late_cut`) without a rebuild — the minimisation holds it at the largest of its terms."""
+        if any(r.when.cost is not None for r in self.spec.rules):
             self.late[o.id] = late
+            return late
+        delays = sum(rule_delays(self.problem))   # every rule's delay, as the objective's ceiling counts them
+        ceiling = max([top] + [units(self.outlook.late_ceiling(o, pt, self.universe.horizon, delays), self.unit)
+                               for pt in self.points if pt.option is o and pt.workable])
+        charged = self.m.new_int_var(0, ceiling, f"late_charged[{o.id}]")
+        self.m.add(charged >= late)
+        self.late[o.id] = charged
+        self.raisable[o.id] = ceiling
+        return charged
 
     def _pin_and(self, b: Any, conds: Sequence[Any]) -> None:
         """b = the conjunction of `conds`, both ways."""
@@ -778,6 +798,27 @@ class _Builder:
                    ).only_enforce_if(lit)
 
 
+def add_late_cut(b: Built, cut: LateCut) -> bool:
+    """Add a lateness cut to a built model (`_late_charge`): a plan at the cut's point using all its quotes is
+    charged at least its units. False when this model cannot take it so (a rebuild then adds it with the rest)."""
+    if cut.option not in b.raisable:
+        return False
+    i = next((k for k, pt in enumerate(b.points) if pt.option.id == cut.option and pt.n == cut.nodes), None)
+    lits = [b.u.get(qid) for qid in cut.quotes]
+    if i is None or any(isinstance(x, int) and x == 0 for x in lits):
+        return True   # a point this model leaves out, or a quote it cannot use: the cut never applies here
+    if any(x is None for x in lits) or cut.units > b.raisable[cut.option]:
+        return False
+    m = b.model
+    on = m.new_bool_var(f"late_cut[{cut.option}@{cut.nodes}]")
+    conds = [b.z[i], *[x for x in lits if not isinstance(x, int)]]
+    for c in conds:
+        m.add(on <= c)
+    m.add(on >= sum(conds) - (len(conds) - 1))
+    m.add(b.late[cut.option] >= cut.units * on)
+    return True
+
+
 def plan_units(pt: Point, qid: str, unit: int, late_usd: float = 0.0) -> tuple[int, int]:
     """(cost, cash) in money units of the plan at `pt` that takes all its nodes from quote `qid`: its fixed and
     per-node lines and its lateness charge alone, each total rounded up once (the model's charge of such a plan;
@@ -838,4 +879,4 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     b.add_budget(cost_hi)
     return Built(b.m, universe, points, unit, b.groups, b.lits, b.z, b.sel, b.x, b.u, b.y, b.start, b.finish,
                  b.planned, b.cost_expr(), b.cash_expr(), sum(i * zi for i, zi in enumerate(b.z)), cost_hi, b.power_w,
-                 b.racks, b.slacks, b.late)
+                 b.racks, b.slacks, b.late, b.raisable)

@@ -30,7 +30,7 @@ from ..estimate.options import EstimateCache, Option, Point, Universe, build_uni
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..model.bounds import Bounds
-from ..model.builder import Built, build
+from ..model.builder import Built, add_late_cut, build
 from ..model.decode import decode
 from ..model.money import money_unit, units
 from ..model.objective import needs_ceiling, objective, universe_ceiling
@@ -392,7 +392,21 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
         if cost_cap is not None:
             b.model.add(b.cost <= cost_cap)
-        return optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=h, label=pair)
+        out = optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=h, label=pair)
+        for _ in range(MAX_CHANCE_CUTS):
+            # A plan charged less than its quotes' joint lateness: the cut goes into this model and it is solved
+            # again, without a rebuild; a cut it cannot take is left to `solve_pair`, which rebuilds with it.
+            if out.plan is None or chance_cuts(ctx, out.plan):
+                return out
+            late = late_cuts(ctx, out.plan)
+            if not late or not all([add_late_cut(b, c) for c in late]):
+                return out
+            ctx.late_cuts.setdefault(pair, []).extend(late)
+            log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s (cut in the model)",
+                     pair, late[0].option, late[0].nodes, ", ".join(late[0].quotes), late[0].units,
+                     out.plan.late_units)
+            out = optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=_hint_of(out.plan), label=pair)
+        return out
 
     if not pts:  # every point has a point-local proof that it cannot be chosen
         return PairOutcome(INFEASIBLE, None, None, None)
