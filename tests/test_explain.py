@@ -61,6 +61,11 @@ def drop(problem: Problem, group: str) -> list[Change]:
         "site.cooling": ["air", "liquid"], "policy.modes": ["buy", "cloud", "managed"], "policy.require_ecc": False,
         "policy.accelerators": {"include": [], "exclude": []}, "policy.vendors": {"include": [], "exclude": []},
         "policy.allow_estimates": True, "policy.max_fabrics": 64, "policy.allow_preemptible": True}
+    if group == "schedule.deadline" and spec.schedule.deadline is not None and spec.schedule.late_after is None:
+        # The deadline group is the hard limit; its date still prices late days (`schedule.late_after`), as an
+        # explanation (and `plan frontier`) keeps it when the limit is dropped or moved.
+        return [Change(("schedule", "deadline"), None, "test: drop schedule.deadline"),
+                Change(("schedule", "late_after"), spec.schedule.deadline.isoformat(), "test: keep its lateness")]
     if group in simple:
         return [Change(tuple(group.split(".")), simple[group], f"test: drop {group}")]
     if group.startswith("quotes.") and group.endswith(".max_nodes"):
