@@ -15,7 +15,7 @@ from ..inputs.assumptions import Assumptions
 from ..inputs.catalog import Catalog, System
 from ..inputs.names import did_you_mean
 from ..inputs.units import parse_quantity
-from .compute import TimeEstimate, calibration_factor, estimate_time, training_flops, utilisation
+from .compute import TimeEstimate, accel_calibration, estimate_time, training_flops, utilisation
 from .memory import adapter_params, capacity_cards, fit_memory, min_gpus, model_shape, states_bytes_total
 from .scenarios import quantile, wall_hours
 from .uncertainty import Draws, mfu_factor, mfu_sigma
@@ -83,9 +83,7 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                   shape=shape, mem=a.memory, lora_rank=inp.lora_rank)
     util = utilisation(software=accel.software, accel_class=accel.cls, params=inp.params, seq_len=inp.seq_len,
                        precision=inp.precision, has_fp8=accel.fp8_tflops.value is not None, method=inp.method,
-                       c=a.compute, calibration=calibration_factor(a.uncertainty.mfu_centre, accel.cls,
-                                                                   accel.bf16_tflops.value, accel.memory_bw_tbs.value,
-                                                                   inp.params),
+                       c=a.compute, calibration=accel_calibration(a.uncertainty.mfu_centre, accel, inp.params),
                        measured=inp.measured_mfu)
     flops = training_flops(inp.params, inp.tokens, inp.method, mem.recompute, shape.layers, shape.hidden, inp.seq_len)
     ckpt_params = (adapter_params(shape, inp.lora_rank or a.memory.lora_rank)

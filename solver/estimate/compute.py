@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..inputs.assumptions import Assumptions, ComputeA, MfuCentre, ScaleOut
 
@@ -72,6 +73,12 @@ def calibration_factor(centre: MfuCentre, accel_class: str, peak_tflops: float |
     p = min(centre.params_max, max(centre.params_min, params))
     slope = centre.per_log_balance + centre.per_log_balance_log_params * math.log(p / centre.params_ref)
     return math.exp(centre.intercept + slope * math.log(b / centre.balance_ref))
+
+
+def accel_calibration(centre: MfuCentre, accel: Any, params: float) -> float:
+    """`calibration_factor` of an accelerator of the catalog (its class, dense BF16 peak and memory bandwidth) for a
+    model of `params` parameters."""
+    return calibration_factor(centre, accel.cls, accel.bf16_tflops.value, accel.memory_bw_tbs.value, params)
 
 
 @dataclass(frozen=True)

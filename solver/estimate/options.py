@@ -27,7 +27,7 @@ from ..inputs.catalog import Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
-from .compute import TimeEstimate, TimeEstimator, calibration_factor, training_flops, utilisation
+from .compute import TimeEstimate, TimeEstimator, accel_calibration, training_flops, utilisation
 from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, fixed_lines, lines_at, \
     managed_node_lines, rented_per_dollar
 from .delivery import ready_offset
@@ -578,15 +578,9 @@ def workload_utilisation(spec: ProblemSpec, a: Assumptions, accel: Accelerator, 
     w = spec.workload
     return utilisation(software=accel.software, accel_class=accel.cls, params=w.params, seq_len=w.seq_len,
                        precision=w.precision, has_fp8=accel.fp8_tflops.value is not None, method=w.method,
-                       c=a.compute, rule_factor=rule_factor, calibration=accel_calibration(a, accel, w.params),
+                       c=a.compute, rule_factor=rule_factor,
+                       calibration=accel_calibration(a.uncertainty.mfu_centre, accel, w.params),
                        measured=measured_mfu(spec, accel.id)).value
-
-
-def accel_calibration(a: Assumptions, accel: Accelerator, params: float) -> float:
-    """`compute.calibration_factor` of the accelerator (its dense BF16 peak over its memory bandwidth) for a model
-    of `params` parameters."""
-    return calibration_factor(a.uncertainty.mfu_centre, accel.cls, accel.bf16_tflops.value,
-                              accel.memory_bw_tbs.value, params)
 
 
 def measured_mfu(spec: ProblemSpec, accel_id: str) -> float | None:
