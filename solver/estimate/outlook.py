@@ -43,7 +43,7 @@ from .delivery import install_days, order_by_day, order_day, ready_offset
 from .memo import recent, workload_key
 from .options import Option, Point
 from .scenarios import LateCurve, RunSampler, Runs, cvar_weight, late_price
-from .starts import Arrival, StartLaw, lognormal_arrival, port_arrival, start_law, start_laws
+from .starts import Arrival, StartLaw, arrival_cdfs, lognormal_arrival, port_arrival, start_law, start_laws
 from .uncertainty import GROUPS, Draws
 
 CONFIDENCE_TOLERANCE = 1e-9
@@ -60,12 +60,20 @@ _SHARED: dict[Any, dict[str, "Outlook"]] = {}
 class LateCut:
     """At a point of an option, a plan that uses every quote of `quotes` (and maybe more) is charged at least `units`
     money units of lateness: the figure of those quotes together (`solve/pipeline.py` adds it when a plan was
-    charged less)."""
+    charged less). With `at_least` k (a pool cut), a plan that uses any k of `quotes` is charged at least `units`:
+    the figure of k quotes whose ready day is, on every day, as likely as the k likeliest of the pool's
+    (`Outlook.pool_law`)."""
 
     option: str
     nodes: int
     quotes: tuple[str, ...]
     units: int
+    at_least: int = 0
+
+    @property
+    def needed(self) -> int:
+        """How many of `quotes` a plan must use for the cut to apply."""
+        return self.at_least or len(self.quotes)
 
 
 @dataclass(frozen=True)
@@ -184,6 +192,27 @@ class Outlook:
     def plan_law(self, o: Option, quotes: Sequence[Quote], start: int, delay: int) -> StartLaw:
         """The start law of a plan planned to start on `start`, its quotes ordered as the model orders them."""
         return self.law(o, [(q, self.order(o, q, start, delay)) for q in quotes], delay)
+
+    def pool_laws(self, o: Option, quotes: Sequence[Quote], start: int, delay: int) -> list[StartLaw]:
+        """For k = 1 … len(quotes), a start law no later than that of any plan planned to start on `start` or later
+        that uses k (or more) of `quotes` (and maybe others): on each day the chance that every part is ready is at
+        most the porting's times the product of the k largest of the quotes' own chances that day (a plan's parts
+        are independent and each chance is at most 1; a later planned start orders bought hardware later). The k-th
+        law is a true law: a product of the k largest of nondecreasing functions is nondecreasing."""
+        held = self.sampler.draws.held
+        port = self.port(o, delay)
+        port = self._held(port, "porting", held) if port is not None else None
+        each = [self._held(self.arrival(o, q, self.order(o, q, start, delay)), "lead", held) for q in quotes]
+        lo = max([self.floor(o, delay)] + ([port.first] if port is not None else []))
+        hi = max([lo] + [a.last for a in each] + ([port.last] if port is not None else []))
+        days = np.arange(lo, hi + 1, dtype=float)
+        own = arrival_cdfs(each, days, lo)
+        ranked = -np.sort(-own, axis=0)                       # each day's chances, largest first
+        top = np.cumprod(ranked, axis=0)                      # the product of the k largest, k = 1 …
+        if port is not None and port.last > lo:
+            top = top * port.cdf(days)
+        top[:, -1] = 1.0
+        return [StartLaw(lo, np.maximum.accumulate(row)) for row in top]
 
     # --- what a plan gets ----------------------------------------------------------------------------------
     def lateness(self, o: Option, pt: Point, law: StartLaw) -> Lateness:

@@ -404,11 +404,12 @@ class _Builder:
                 top = max(top, hi)
             for cut in by_option.get(o.id, []):
                 i = index.get((cut.option, cut.nodes))
-                lits = [self.u.get(qid) for qid in cut.quotes]
-                if i is None or any(x is None or isinstance(x, int) or x is self.zero for x in lits):
+                lits = [x for qid in cut.quotes
+                        if (x := self.u.get(qid)) is not None and not isinstance(x, int) and x is not self.zero]
+                if i is None or len(lits) < cut.needed:
                     continue
                 b = self.m.new_bool_var(f"late_cut[{o.id}@{cut.nodes}]")
-                self._pin_and(b, [self.z[i], *lits])
+                self._pin_and(b, [self.z[i], *cut_literals(self.m, cut, lits)])
                 terms.append(cut.units * b)
                 top = max(top, cut.units)
             if not terms:
@@ -435,10 +436,7 @@ class _Builder:
         return charged
 
     def _pin_and(self, b: Any, conds: Sequence[Any]) -> None:
-        """b = the conjunction of `conds`, both ways."""
-        for c in conds:
-            self.m.add(b <= c)
-        self.m.add(b >= sum(conds) - (len(conds) - 1))
+        _pin_and(self.m, b, conds)
 
     def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> int:
         """The wait costs of one bought quote (see `add_timing`); returns how many steps were added.
@@ -805,18 +803,41 @@ def add_late_cut(b: Built, cut: LateCut) -> bool:
         return False
     i = next((k for k, pt in enumerate(b.points) if pt.option.id == cut.option and pt.n == cut.nodes), None)
     lits = [b.u.get(qid) for qid in cut.quotes]
-    if i is None or any(isinstance(x, int) and x == 0 for x in lits):
-        return True   # a point this model leaves out, or a quote it cannot use: the cut never applies here
-    if any(x is None for x in lits) or cut.units > b.raisable[cut.option]:
+    if any(x is None for x in lits):
+        return False
+    lits = [x for x in lits if not (isinstance(x, int) and x == 0)]   # quotes this model cannot use
+    if i is None or len(lits) < cut.needed:
+        return True   # a point this model leaves out, or too few quotes it can use: the cut never applies here
+    if cut.units > b.raisable[cut.option]:
         return False
     m = b.model
     on = m.new_bool_var(f"late_cut[{cut.option}@{cut.nodes}]")
-    conds = [b.z[i], *[x for x in lits if not isinstance(x, int)]]
-    for c in conds:
-        m.add(on <= c)
-    m.add(on >= sum(conds) - (len(conds) - 1))
+    _pin_and(m, on, [b.z[i], *cut_literals(m, cut, lits)])
     m.add(b.late[cut.option] >= cut.units * on)
     return True
+
+
+def cut_literals(m: Any, cut: LateCut, lits: Sequence[Any]) -> list[Any]:
+    """The conditions on quotes under which `cut` applies (`lits`: the quotes' use literals, 1 for one every plan
+    uses): each of them used; for a pool cut (`LateCut.at_least` k), one literal that is true exactly when k or
+    more of them are used."""
+    live = [x for x in lits if not isinstance(x, int)]
+    if not cut.at_least or cut.at_least >= len(lits):
+        return live
+    need = cut.at_least - (len(lits) - len(live))     # quotes every plan uses count already
+    if need <= 0:
+        return []
+    many = m.new_bool_var(f"late_pool[{cut.option}@{cut.nodes}>={cut.at_least}]")
+    m.add(sum(live) >= need).only_enforce_if(many)
+    m.add(sum(live) <= need - 1).only_enforce_if(~many)
+    return [many]
+
+
+def _pin_and(m: Any, b: Any, conds: Sequence[Any]) -> None:
+    """b = the conjunction of `conds`, both ways."""
+    for c in conds:
+        m.add(b <= c)
+    m.add(b >= sum(conds) - (len(conds) - 1))
 
 
 def plan_units(pt: Point, qid: str, unit: int, late_usd: float = 0.0) -> tuple[int, int]:

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..estimate.delivery import order_by_day
 from ..estimate.options import Option, Point, option_quote_ready
+from ..estimate.starts import arrival_cdfs
 from ..inputs.problem import Problem
 from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
 from .groups import capacity_group
@@ -361,7 +362,7 @@ class PointReducer:
                 lo = max(floor - sum(rule_delays(self.problem)), min(x.first for x in arrivals))
             hi = max([lo] + [x.last for x in arrivals])
             days = np.arange(lo, hi + 1, dtype=float)
-            self._arrivals = np.array([x.cdf(days) for x in arrivals])
+            self._arrivals = arrival_cdfs(arrivals, days, lo)
         return self._arrivals
 
     def _latest_start(self, pt: Point) -> int:

@@ -22,6 +22,8 @@ from functools import partial
 from itertools import combinations
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .. import collect
 from ..errors import PlanCheckError
 from ..estimate.chance import ChanceCut
@@ -290,7 +292,62 @@ def late_cuts(ctx: Context, plan: Plan) -> list[LateCut]:
     exact = units(out.charge(o, pt, law), ctx.unit)
     if exact <= plan.late_units:
         return []
-    return [LateCut(o.id, pt.n, tuple(sorted(q.id for q in quotes)), exact)] + _subset_late_cuts(ctx, o, pt, quotes)
+    return [LateCut(o.id, pt.n, tuple(sorted(q.id for q in quotes)), exact)] + _subset_late_cuts(ctx, o, pt, quotes) \
+        + _pool_late_cuts(ctx, o, pt, quotes)
+
+
+POOL_MAX_QUOTES = 256
+"""A pool cut names at most this many quotes: the plan's and the cheapest others at its point."""
+POOL_BEYOND = 2
+"""Pool cuts go up to this many quotes more than the undercharged plan used."""
+
+
+def _pool_late_cuts(ctx: Context, o: Option, pt: Point, quotes: Sequence[Quote]) -> list[LateCut]:
+    """Pool cuts (`LateCut.at_least`) for an undercharged plan of k ≥ 2 quotes, on two pools of quotes at its point
+    (after a set cut, a marketplace of near copies otherwise offers the search one new set of the same size per
+    solve): its quotes and those that cost no more a node than its dearest (the near copies it would swap in next:
+    tight figures), and its quotes and those whose own lateness is no less than that of its earliest, cheapest
+    first (`POOL_MAX_QUOTES` at most: looser figures for more sets). Each pool is cut for j = 2 … k +
+    `POOL_BEYOND` (`_pool_cuts`)."""
+    if len(quotes) < 2:
+        return []
+    out = ctx.screen.outlook
+    used = {q.id for q in quotes}
+    index = {q.id: i for i, q in enumerate(o.quotes)}
+    delay = rule_delay(ctx.problem, pt, ())
+    alone = out.alone(o, pt, delay, earliest=False)
+    mask = ctx.bounds.usable(pt) if ctx.bounds.sound else np.ones(len(o.quotes), dtype=bool)
+    cost = {i: pt.per_node.cost(o.quotes[i].id) for i in np.flatnonzero(mask).tolist()
+            if o.quotes[i].id not in used}
+    dearest = max(pt.per_node.cost(q.id) for q in quotes)
+    earliest = min(float(alone[index[q.id]]) for q in quotes)
+    cheap = sorted((c, i) for i, c in cost.items() if c <= dearest)
+    later = sorted((c, i) for i, c in cost.items() if alone[i] >= earliest)
+    room = max(0, POOL_MAX_QUOTES - len(quotes))
+    pools = {tuple(sorted(q.id for q in quotes) + sorted(o.quotes[i].id for _c, i in among[:room]))
+             for among in (cheap, later)}
+    upto = len(quotes) + POOL_BEYOND
+    return [c for ids in sorted(pools) for c in _pool_cuts(ctx, o, pt, [ctx.problem.catalog.quotes[q] for q in ids],
+                                                           upto, alone, index, delay)]
+
+
+def _pool_cuts(ctx: Context, o: Option, pt: Point, pool: Sequence[Quote], upto: int, alone: np.ndarray,
+               index: dict[str, int], delay: int) -> list[LateCut]:
+    """For j = 2 … `upto`: a plan using any j of `pool` is charged at least the figure of `Outlook.pool_laws` at the
+    pool's j-th earliest own start (a plan using j of them starts no earlier), with the delays of the rules that
+    apply to every plan at the point. A cut no stronger than the pool's smallest alone figure (which the model
+    charges anyway) is left out."""
+    out = ctx.screen.outlook
+    floor = min(units(float(alone[index[q.id]]), ctx.unit) for q in pool)
+    starts = sorted(out.alone_start(o, q, delay, earliest=False) for q in pool)
+    ids = tuple(sorted(q.id for q in pool))
+    cuts = []
+    for j in range(2, min(len(pool), upto) + 1):
+        law = out.pool_laws(o, pool, starts[j - 1], delay)[j - 1]
+        charged = units(out.charge(o, pt, law), ctx.unit)
+        if charged > floor:
+            cuts.append(LateCut(o.id, pt.n, ids, charged, at_least=j))
+    return cuts
 
 
 LATE_SUBSETS_MAX_QUOTES = 12
