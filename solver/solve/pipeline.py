@@ -296,7 +296,7 @@ def late_cuts(ctx: Context, plan: Plan) -> list[LateCut]:
         + _pool_late_cuts(ctx, o, pt, quotes)
 
 
-POOL_MAX_QUOTES = 256
+POOL_MAX_QUOTES = 48
 """A pool cut names at most this many quotes: the plan's and the cheapest others at its point."""
 POOL_BEYOND = 2
 """Pool cuts go up to this many quotes more than the undercharged plan used."""
