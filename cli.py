@@ -2,7 +2,7 @@
 
 Process behaviour (exit codes, Ctrl-C, pipes, logging, progress) is `solver/render/console.py`; every command
 body below only loads, calls and renders. Exit codes: 0 a proven plan; 1 infeasible; 2 bad input, usage or an
-unwritable output; 3 a time limit reached without a proof; 4 internal error; 130 interrupted.
+unwritable output; 3 a time limit reached without a proof; 4 internal error; 130 interrupted; 143 terminated.
 Shell completion (click): `eval "$(_PLAN_COMPLETE=bash_source plan)"` (zsh: zsh_source, fish: fish_source).
 """
 
@@ -17,6 +17,13 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
     """Ctrl-C before a command runs (while Python imports): the same quiet exit 130 as during one."""
     os.write(2, b"interrupted\n")
     os._exit(130)
+
+
+def _terminated_while_starting(signum: int, frame: object) -> None:
+    """SIGTERM before a command runs: no worker exists yet, so the line and exit 143 of one terminated during a
+    command (`console.stopped`; spelled out here because importing the package is what is still under way)."""
+    os.write(2, b"plan: terminated (SIGTERM); no answer was written\n")
+    os._exit(143)
 
 
 REQUIRED = ("ortools", "pydantic", "yaml", "click", "tabulate", "numpy")
@@ -51,6 +58,7 @@ def _check_installed() -> None:
 
 if os.path.basename(sys.argv[0]) in ("plan", "cli.py"):  # the console script, not a library or test import
     signal.signal(signal.SIGINT, _interrupted_while_starting)
+    signal.signal(signal.SIGTERM, _terminated_while_starting)
     _check_installed()
 
 import math  # noqa: E402
@@ -113,7 +121,8 @@ def _problem_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=None, expose_value=False,
                       callback=_risk_set("uncertainty.seed"),
                       help="Seed of the risk scenarios (default: assumptions.uncertainty.seed).")(fn)
-    fn = click.option("--scenarios", type=click.IntRange(100, 1_000_000), default=None, expose_value=False,
+    # 200,000: assumptions.MAX_SCENARIOS (not imported here: the command starts without pydantic; a test ties them)
+    fn = click.option("--scenarios", type=click.IntRange(100, 200_000), default=None, expose_value=False,
                       callback=_risk_set("uncertainty.scenarios"),
                       help="Risk scenarios per plan (default: assumptions.uncertainty.scenarios, 10,000).")(fn)
     fn = click.option("--allow-expired", is_flag=True, help="Use quotes whose valid_until is before as_of (warns).")(fn)
@@ -813,23 +822,21 @@ def entry() -> None:
     A solve leaves hundreds of thousands of small objects (points, cost lines) alive at exit; freeing them one by one
     at interpreter shutdown took ~0.13 s of `plan solve constraints/datacenter.yaml`'s ~1.1 s (bench/startup.py).
     Commands write their output before they return (`console.run`), so after flushing the two standard streams
-    nothing is lost by `os._exit`. Usage errors and Ctrl-C outside a command are handled here with the same codes.
+    nothing is lost by `os._exit`. Usage errors, Ctrl-C and SIGTERM outside a command are handled here with the
+    same codes.
     """
     global _CONSOLE_SCRIPT
-    from solver.render.console import EXIT_INTERRUPTED, on_sigint
+    from solver.render.console import on_sigint, on_sigterm, stopped
     signal.signal(signal.SIGINT, on_sigint)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
+    signal.signal(signal.SIGTERM, on_sigterm)  # and SIGTERM its subclass Terminated, unwound the same way
     _CONSOLE_SCRIPT = True
     try:
         main.main(standalone_mode=False)
         code: Any = 0
     except SystemExit as exc:
         code = exc.code
-    except click.exceptions.Abort:
-        print("interrupted", file=sys.stderr)
-        code = EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        code = EXIT_INTERRUPTED
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        code = stopped()
     except click.ClickException as exc:
         exc.show()
         code = exc.exit_code

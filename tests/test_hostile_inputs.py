@@ -144,7 +144,7 @@ def test_a_quote_dated_after_as_of_is_not_used(tmp_path: Path) -> None:
     assert all(x["id"] != "from-the-future" for x in d["plan"]["quotes"])
     assert d["quotes_dated_after_as_of"] == [{"id": "from-the-future", "quoted_on": "2027-06-01"}]
     text = CliRunner().invoke(main, ["solve", FINETUNE, "--quotes", str(q)]).stdout
-    assert "1 quote are dated after 2026-12-01 and not used" in text
+    assert "1 quote is dated after 2026-12-01 and not used" in text
 
 
 # ---------------------------------------------------------------------------------------------- terminal

@@ -416,6 +416,8 @@ def schedule_causes(ctx: Context, pairs: list[str] | None = None) -> list[dict[s
 def conflict_of(ctx: Context, oracle: PairOracle | None = None) -> tuple[list[str], bool] | None:
     """The minimal conflict of an infeasible problem and whether it is proven; None when it is feasible after all
     (the first step of `explain`, alone for answers that need only the conflict, such as a sweep's rows)."""
+    if not ctx.universe.options and oracle is None:
+        return _nothing_to_plan(ctx)
     oracle = oracle or PairOracle(ctx)
     groups = oracle.all_groups()
     first = oracle.status(groups)
@@ -461,8 +463,33 @@ def _ways_out(ctx: Context, oracle: PairOracle, todo: list[str], groups: list[st
     return [(g, way) for g, (way, _oot) in zip(todo, answers, strict=True)]
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _nothing_to_plan(ctx: Context) -> dict[str, Any]:
+    """No option can be modelled at all — every quote expired, not yet quoted or without a price — so no constraint
+    of the problem is to blame (a conflict search would name one at random: the empty set is already infeasible).
+    Say what is missing instead."""
+    u = ctx.universe
+    parts = []
+    if u.expired:
+        parts.append(f"{_count(len(u.expired), 'quote')} expired before {ctx.problem.as_of} (--allow-expired uses "
+                     "them; or refresh the quotes)")
+    if u.not_yet_quoted:
+        parts.append(f"{_count(len(u.not_yet_quoted), 'quote')} dated after {ctx.problem.as_of}")
+    if u.unpriced:
+        parts.append(f"{_count(len(u.unpriced), 'quote')} without a price")
+    cause = "no quote can be used: " + ("; ".join(parts) if parts else "the catalog has no quote for any "
+                                        "accelerator the policy allows")
+    return {"conflict": [], "conflict_detail": [], "relaxations": [], "alternatives": [], "combined": None,
+            "proven": True, "cause": cause}
+
+
 def explain(ctx: Context, *, oracle: PairOracle | None = None) -> dict[str, Any]:
     """The full explanation of an infeasible problem (or of a forced option, with a forcing oracle)."""
+    if not ctx.universe.options and oracle is None:
+        return _nothing_to_plan(ctx)
     oracle = oracle or PairOracle(ctx)
     groups = oracle.all_groups()
     found = conflict_of(ctx, oracle)

@@ -48,7 +48,8 @@ class MemoryA(Strict):
     framework_overhead_gb: float = Field(ge=0)
     micro_batch_sequences: int = Field(ge=1)
     max_tensor_parallel: int = Field(ge=1)
-    states_bytes_per_param: dict[Literal["adamw", "adamw_8bit", "sgd_momentum"], float]
+    states_bytes_per_param: dict[Literal["adamw", "adamw_8bit", "sgd_momentum"],
+                                 Annotated[float, Field(ge=0, le=1000)]]
     lora_base_bytes_per_param: float = Field(gt=0)
     qlora_base_bytes_per_param: float = Field(gt=0)
     adapter_state_bytes_per_param: float = Field(gt=0)
@@ -101,7 +102,7 @@ class MoneyA(Strict):
     facility_usd_per_kw_month: float = Field(ge=0, le=100_000)
     cost_of_capital_pct_per_year: float = Field(ge=0, le=100)
     support_pct_per_year: float = Field(ge=0, le=100)
-    resale_value_by_age_years: dict[float, float]
+    resale_value_by_age_years: dict[Annotated[float, Field(ge=0, le=100)], Annotated[float, Field(ge=0, le=1)]]
 
     @model_validator(mode="after")
     def _resale_curve(self) -> "MoneyA":
@@ -116,9 +117,12 @@ class MoneyA(Strict):
 
 
 Sigma = Annotated[float, Field(ge=0, le=3)]
-MAX_SCENARIOS = 1_000_000
+MAX_SCENARIOS = 200_000
 """Most scenarios one evaluation may draw: each plan evaluated holds a few arrays of this length, and a chance
-constraint one per candidate point and quote, so the count is bounded by the memory it takes."""
+constraint one per candidate point and quote, so the count is bounded by the memory it takes: about 5 kB a scenario
+(`plan solve constraints/datacenter.yaml --scenarios 200000 --set policy.deadline_confidence=0.9`: 1.06 GB peak,
+3 s; at 1,000,000 it passed 2.9 GB and 120 s). The chosen plans of every example are the same at 10,000 and
+100,000 (`bench/stability.py`): twice that is room enough."""
 
 
 class MfuSigma(Strict):
@@ -220,7 +224,8 @@ class Assumptions(Strict):
     scale_out: dict[str, ScaleOut]
     reliability: ReliabilityA
     max_training_days: float = Field(gt=0, le=36500)
-    install_days: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], float]
+    install_days: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"],
+                       Annotated[float, Field(ge=0, le=3650)]]
     porting: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], dict[Framework, Porting]]
     money: MoneyA
     node_grid: NodeGrid
@@ -275,17 +280,28 @@ class AssumptionSet:
                 if leaf.overridden]
 
 
+def _same_key(key: Any) -> Any:
+    """A mapping key as an override and the catalog are compared: numbers by value (age 1 is the catalog's '1')."""
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return float(key)
+    try:
+        return float(key)
+    except (TypeError, ValueError):
+        return key
+
+
 def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any, path: PathT,
                     base: PathT) -> None:
     if path in leaves:
         old = leaves[path]
         value = _coerce(old.value, override, src, base + path)
         if isinstance(old.value, dict) and isinstance(override, dict):
-            unknown = sorted(set(override) - set(old.value))
+            known = {_same_key(k): k for k in old.value}
+            unknown = sorted((k for k in override if _same_key(k) not in known), key=str)
             if unknown:
                 raise _err(src, base + path + (unknown[0],), f"unknown key '{unknown[0]}'"
-                           + did_you_mean(unknown[0], old.value, listing=True))
-            value = {**old.value, **value}
+                           + did_you_mean(str(unknown[0]), [str(k) for k in old.value], listing=True))
+            value = {**old.value, **{known[_same_key(k)]: v for k, v in value.items()}}
         where = src.where(base + path) if src is not None else "what-if"
         leaves[path] = Leaf(value, f"overridden: {where}", "", False, True)
         return

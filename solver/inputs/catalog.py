@@ -332,10 +332,60 @@ def shown_path(file: str | Path) -> str:
     return text if rel.startswith("..") else rel
 
 
+CATALOG_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_FOLDER_ENTRIES = 20_000
+"""Most entries a `--quotes` folder and its subfolders may hold: `--quotes /` or `/proc` would otherwise walk the
+machine for seconds (and meet processes that vanish under the walk) before reading anything."""
+MAX_FOLDER_DEPTH = 16
+
+
 def _files_in(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-    return [path]
+    """The catalog files of a `--quotes` entry: the file itself, or a folder's `*.yaml`, `*.yml` and `*.json` files
+    at any depth (links to folders not followed), sorted. A catalog-named entry that is not a regular file (a FIFO,
+    a device, a socket, a link to one or a broken link) is an error, as naming it directly is; an entry that vanishes
+    during the walk is skipped; a folder too big to be a catalog folder is refused before anything is read."""
+    if not path.is_dir():
+        return [path]
+    found: list[Path] = []
+    seen = 0
+    stack = [(path, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if folder == path:
+                raise InputError(f"cannot read the folder: {exc.strerror or exc}", file=shown_path(path)) from None
+            continue   # a subfolder gone or unreadable (a process of /proc that ended)
+        seen += len(entries)
+        if seen > MAX_FOLDER_ENTRIES:
+            raise InputError(f"more than {MAX_FOLDER_ENTRIES:,} entries under this folder: not a catalog folder; "
+                             "pass the catalog files, or a folder of them", file=shown_path(path))
+        for entry in entries:
+            kept = _catalog_entry(entry)
+            if kept == "dir" and depth < MAX_FOLDER_DEPTH:
+                stack.append((Path(entry.path), depth + 1))
+            elif kept == "file":
+                found.append(Path(entry.path))
+    return sorted(found)
+
+
+def _catalog_entry(entry: os.DirEntry[str]) -> str:
+    """'dir' (a real folder), 'file' (a catalog file to read), or '' (anything else, or gone)."""
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return "dir"
+        if Path(entry.name).suffix not in CATALOG_SUFFIXES:
+            return ""
+        if entry.is_file(follow_symlinks=True):
+            return "file"
+        if not entry.is_symlink() and not os.path.lexists(entry.path):
+            return ""   # vanished
+    except OSError:
+        return ""
+    raise InputError("not a regular file (a FIFO, device or socket, a link to one, or a broken link): remove it "
+                     "from the folder or name the catalog files", file=shown_path(entry.path))
 
 
 class _Layers:

@@ -55,10 +55,45 @@ def parse_set(expr: str) -> Change:
     for part in re.findall(r"[^.\[\]]+|\[[0-9]+\]", raw_path):
         path.append(int(part[1:-1]) if part.startswith("[") else part)
     try:
-        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+        value = _load_value(raw_value, origin) if raw_value.strip() else ""
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
         value = raw_value
     return Change(tuple(path), value, origin)
+
+
+MAX_SET_VALUES = 10_000
+"""Most values a `--set` value may expand to, aliases included: a few hundred characters of anchors and aliases
+(`&a1 [*a0, *a0, …]`, nine levels) otherwise expand to 10⁹ values and hang the validation that walks them. Files
+have their own cap (`yamlsrc.MAX_NODES`)."""
+
+
+def _load_value(raw: str, origin: str) -> Any:
+    """The YAML value of `raw`, after its node graph (aliases shared, not copied) is counted as it would expand."""
+    loader = yaml.SafeLoader(raw)
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if node is not None and _expanded(node, {}) > MAX_SET_VALUES:
+        raise InputError(f"the value expands to more than {MAX_SET_VALUES:,} values (YAML alias bomb?)",
+                         origin=origin)
+    return yaml.safe_load(raw)
+
+
+def _expanded(node: Any, seen: dict[int, int]) -> int:
+    """How many values `node` stands for once every alias is copied: each node counted once per path to it, by
+    the sizes of its children kept per node (linear in the graph, not in the expansion)."""
+    got = seen.get(id(node))
+    if got is not None:
+        return got
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded(child, seen) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded(k, seen) + _expanded(v, seen) for k, v in node.value)
+    else:
+        size = 1
+    seen[id(node)] = size
+    return size
 
 
 def parse_sets(exprs: Sequence[str]) -> tuple[Change, ...]:

@@ -207,6 +207,7 @@ def load_problem(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence
 def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
                         today: date | None = None) -> Problem:
     """`load_problem` of a file already read."""
+    require_problem_shape(src)
     if isinstance(src.data, dict) and "workloads" in src.data and "workload" not in src.data:
         raise src.error(("workloads",), "this is a program file (several workloads): read it with "
                         "`inputs.loading.load_any` or `inputs.program.load_program`")
@@ -216,6 +217,17 @@ def load_problem_source(src: Source, sets: Sequence[str] = (), *, quotes: Sequen
     seed = Problem(spec=None, catalog=None, assumptions=None, as_of=today or date.today(),  # type: ignore[arg-type]
                    as_of_defaulted=True, source=src, quote_files=tuple(str(q) for q in quotes), raw=src.data)
     return _build(seed, changes, None)
+
+
+def require_problem_shape(src: Source) -> None:
+    """Refuse a mapping with none of a problem's or a program's top-level keys — not recognisably a problem file —
+    naming the file and what was expected, never quoting its content: a wrong path (`plan solve /etc/shadow`, whose
+    lines YAML reads as keys) must not print a line of it."""
+    known = set(ProblemSpec.model_fields) | {"workloads", "program"}
+    if not isinstance(src.data, dict) or any(isinstance(k, str) and k in known for k in src.data):
+        return   # not a mapping: the loader names the type it got (never the content)
+    raise InputError("not a problem file: expected a YAML mapping with top-level keys such as name, workload "
+                     "(or workloads) and schedule", file=src.file)
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,16 @@
 
 - **Exit codes** (README): 0 a proven plan; 1 infeasible (the conflict is printed); 2 bad input, usage, or a file
   or stream that cannot be read or written; 3 a time limit reached without a proof; 4 an internal error (a bug:
-  one line, "please report", the traceback with `--debug`); 130 interrupted.
+  one line, "please report", the traceback with `--debug`); 130 interrupted; 143 terminated (SIGTERM).
+- **SIGTERM** (`kill`, a service manager, a batch scheduler) is handled as Ctrl-C is, with its own line and code:
+  `on_sigterm` raises `Terminated` (a `KeyboardInterrupt`, so every path that stops a search or a pool on Ctrl-C
+  stops it here too), and `stopped` reports whichever came: "plan: terminated (SIGTERM); no answer was written",
+  exit 143 (128 + 15). Unlike Ctrl-C, which the terminal sends to the whole process group, SIGTERM usually
+  reaches this process alone, so its workers are stopped by it, not by the signal (`answers/executors.py`,
+  `solve/forked.py`): none outlives the command.
 - **The answer is written once, whole.** A command renders its complete output into a buffer; it reaches stdout
-  only when the command has finished, with SIGINT held back during the write. Ctrl-C at any earlier moment
-  leaves stdout empty ("interrupted" on stderr, exit 130): never a partial answer, and never the answer of an
+  only when the command has finished, with SIGINT and SIGTERM held back during the write. Ctrl-C at any earlier
+  moment leaves stdout empty ("interrupted" on stderr, exit 130): never a partial answer, and never the answer of an
   interrupted search (`solve/engine.py`).
 - **Pipes and disks.** A reader that goes away (`| head`) ends the command quietly with exit 0; a full disk or a
   closed stdout is one line and exit 2, not a traceback.
@@ -37,6 +43,10 @@ EXIT_INPUT = 2
 EXIT_LIMIT = 3
 EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+INTERRUPTED = "interrupted"
+TERMINATED = "plan: terminated (SIGTERM); no answer was written"
+TERMINATED_AFTER_ANSWER = "plan: terminated (SIGTERM) after the answer was written"
 STATUS_EXIT = {"optimal": EXIT_OK, "infeasible": EXIT_INFEASIBLE, "feasible": EXIT_LIMIT, "unknown": EXIT_LIMIT}
 """Exit code of a solve by its status."""
 
@@ -86,7 +96,7 @@ def _write_stdout(text: str) -> int:
     if stream is None:
         _stderr("error: cannot write the answer: standard output is closed")
         return EXIT_INPUT
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _main_thread() else None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if _main_thread() else None
     try:
         stream.write(text)
         stream.flush()
@@ -124,6 +134,19 @@ def _silence_stdout() -> None:
 
 _sigints = 0
 """How many times `on_sigint` has run in this process."""
+_sigterms = 0
+"""How many times `on_sigterm` has run in this process."""
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+"""The signals that stop a command: held back while the answer is written, and while workers are started."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises `KeyboardInterrupt`, so that it unwinds the same way: a search stops, a
+    pool or forked searches are stopped, no partial answer is kept. It is a `KeyboardInterrupt` because code this
+    package does not own treats only that one as an interruption: `ray.get` ends with a `KeyboardInterrupt` of its
+    own for it, while any other exception a signal handler raises there is printed and dropped. Where it is turned
+    into `Interrupted` (`engine.py`, `forked.py`), `stopped` still tells SIGTERM from Ctrl-C by the count
+    `on_sigterm` keeps."""
 
 
 def on_sigint(signum: int, frame: object) -> None:
@@ -135,6 +158,28 @@ def on_sigint(signum: int, frame: object) -> None:
     global _sigints
     _sigints += 1
     raise KeyboardInterrupt
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    """The console script's SIGTERM handler: `Terminated`, and a count of the signals (see `on_sigint`)."""
+    global _sigterms
+    _sigterms += 1
+    raise Terminated
+
+
+def signals() -> tuple[int, int]:
+    """How many Ctrl-Cs and SIGTERMs this process has taken so far (to tell, later, whether one came since)."""
+    return _sigints, _sigterms
+
+
+def stopped(before: tuple[int, int] = (0, 0), *, answered: bool = False) -> int:
+    """Report that the command was stopped by a signal: one line on stderr, and the exit code (143 if SIGTERM came
+    since `before`, else 130). SIGTERM wins over Ctrl-C: it is the one that means the process must end now."""
+    if _sigterms > before[1]:
+        _stderr(TERMINATED_AFTER_ANSWER if answered else TERMINATED)
+        return EXIT_TERMINATED
+    _stderr(INTERRUPTED)
+    return EXIT_INTERRUPTED
 
 
 def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = False, progress: bool = True,
@@ -151,7 +196,7 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         logging.getLogger("solver").addHandler(spinner)
     if process_ends:
         gc.disable()
-    sigints_before = _sigints
+    before = signals()
     try:
         with collect.paused():
             if spinner is not None:
@@ -160,8 +205,7 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
             else:
                 code = body(out)
     except (Interrupted, KeyboardInterrupt):
-        _stderr("interrupted")
-        return EXIT_INTERRUPTED
+        return stopped(before)
     except InputError as exc:
         _stderr(f"error: {exc}")
         return EXIT_INPUT
@@ -169,6 +213,8 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         _stderr("error: input is nested too deeply")
         return EXIT_INPUT
     except InternalError as exc:
+        if signals()[1] > before[1]:  # a worker the same SIGTERM ended, seen dead before the signal was handled here
+            return stopped(before)
         _stderr(f"INTERNAL ERROR (please report): {exc}")
         if debug:
             _stderr(traceback.format_exc())
@@ -177,9 +223,8 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         _stderr("error: out of memory (the problem is too large for this machine; see the README's limits)")
         return EXIT_INTERNAL
     except Exception as exc:  # a bug: one line, never the "infeasible" code
-        if _sigints > sigints_before:  # a side effect of Ctrl-C (see `on_sigint`)
-            _stderr("interrupted")
-            return EXIT_INTERRUPTED
+        if signals() != before:  # a side effect of Ctrl-C or SIGTERM (see `on_sigint`)
+            return stopped(before)
         _stderr(f"INTERNAL ERROR (please report; --debug shows the traceback): {type(exc).__name__}: {exc}")
         if debug:
             _stderr(traceback.format_exc())
@@ -190,9 +235,8 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         logging.getLogger("solver").removeHandler(handler)
     try:
         failed = _write_stdout("".join(out.parts))
-    except KeyboardInterrupt:
-        _stderr("interrupted")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # held back during the write: the answer is whole, or nothing was written
+        return stopped(before, answered=bool(out.parts))
     if failed >= 0:
         return failed
     for note in out.notes:

@@ -1,8 +1,9 @@
 """Files `plan` writes (`--save`, `--chart`): checked before any work, written atomically, with normal permissions.
 
 - **Checked first.** The target must be a regular file or a new file in an existing, writable folder: a missing
-  folder, a read-only one, a folder given as the path, or a device (`/dev/full`) is refused with one line before
-  the solve starts, not after it as a traceback.
+  folder, a read-only one, a folder given as the path (or any path ending in a slash, which names a folder whether
+  or not it exists), a device (`/dev/full`), or a read-only file (mode 0444: the rename would replace it, which its
+  owner said not to) is refused with one line before the solve starts, not after it as a traceback.
 - **Atomic.** The content goes to a temporary file in the same folder, which is then renamed over the target, so
   a reader never sees half a plan and two concurrent saves leave one whole file. A symlink at the target is
   replaced by the file (the rename replaces the link, not what it points to).
@@ -30,6 +31,8 @@ def check_target(path: str, option: str) -> Path:
     origin = f"{option} {path}"
     if path.strip() == "":
         raise InputError("expected a file path", origin=origin)
+    if path.endswith(("/", os.sep)):
+        raise InputError("ends with a slash: a folder; give a file path such as plan.json", origin=origin)
     folder = target.parent if str(target.parent) else Path(".")
     try:
         st = target.stat()
@@ -42,6 +45,9 @@ def check_target(path: str, option: str) -> Path:
             raise InputError("is a folder; give a file path such as plan.json", origin=origin)
         if not stat.S_ISREG(st.st_mode):
             raise InputError("is not a regular file (a device, FIFO or socket); give a file path", origin=origin)
+        if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise InputError("is read-only (no write permission on the file): not replaced; make it writable or "
+                             "save elsewhere", origin=origin)
     if not folder.is_dir():
         raise InputError(f"folder {folder} does not exist", origin=origin)
     _probe(folder, origin)

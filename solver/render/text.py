@@ -362,9 +362,10 @@ def quote_notices(r: Result, verbose: bool) -> list[str]:
     """One line each for expired quotes and quotes dated after as_of (every id with --verbose)."""
     out = []
     for items, what, hint in ((r.expired, "expired before", "--allow-expired uses them"),
-                              (r.not_yet_quoted, "are dated after", "they did not exist yet")):
+                              (r.not_yet_quoted, "dated after", "they did not exist yet")):
         if not items:
             continue
+        what = what if what != "dated after" else ("is dated after" if len(items) == 1 else "are dated after")
         tail = (": " + ", ".join(f"{q} ({d})" for q, d in items)) if verbose else "; --verbose lists them"
         out.append(f"{plural(len(items), 'quote')} {what} {r.as_of} and not used ({hint}{tail})")
     return out
@@ -459,6 +460,8 @@ def render_explanation(expl: dict[str, Any], verbose: bool = False) -> str:
     """An explanation: the cause, the minimal conflict, the fixes (smallest change first), other ways out."""
     lines = ["NO PLAN satisfies all constraints." if not expl.get("subject") else
              f"{expl['subject']} cannot be part of any plan."]
+    if expl.get("cause"):
+        lines.append(f"Cause: {expl['cause']}.")
     causes = expl.get("causes") or []
     deadline = next((c["text"] for c in expl.get("conflict_detail", []) if c["group"] == "schedule.deadline"), None)
     if causes and deadline:

@@ -469,8 +469,31 @@ def _memory(problem: Problem, universe: Universe, plan: Plan, accel: Accelerator
     bad = []
     if not mem.fits:
         bad.append(f"workload.memory: needs {mem.required_gb:.1f} GB per GPU, has {mem.available_gb:g}")
+    # Whatever the inputs say (a bad override, an assumption file gone wrong): no part of the memory is negative.
+    negative = [name for name, gb in (("model states", mem.states_gb), ("activations", mem.activations_gb),
+                                      ("overhead", mem.overhead_gb)) if not gb >= 0.0]
+    negative += [f"risk.memory.states_bytes_per_param.{k}" for k, v in a.memory.states_bytes_per_param.items()
+                 if not v >= 0.0]
+    if negative:
+        bad.append(f"workload.memory: negative memory ({', '.join(negative)}): no plan can rely on it")
     if w.recompute != "auto" and plan.recompute != w.recompute:
         bad.append(f"recompute {plan.recompute} differs from the requested {w.recompute}")
+    return bad
+
+
+def _physical(problem: Problem, plan: Plan) -> list[str]:
+    """What no input can make true: hardware is ordered no earlier than today, delivered no earlier than ordered,
+    usable no earlier than delivered, and the run starts no earlier than every quote it uses is usable."""
+    bad = []
+    for q in plan.quotes:
+        if q.ordered is not None and q.ordered < problem.as_of:
+            bad.append(f"quote {q.id}: ordered {q.ordered}, before as_of {problem.as_of}")
+        if q.ordered is not None and q.delivered is not None and q.delivered < q.ordered:
+            bad.append(f"quote {q.id}: delivered {q.delivered}, before it is ordered {q.ordered}")
+        if q.delivered is not None and q.ready < q.delivered:
+            bad.append(f"quote {q.id}: ready {q.ready}, before it is delivered {q.delivered}")
+        if q.mode == "buy" and plan.start < q.ready:
+            bad.append(f"quote {q.id}: the run starts {plan.start}, before its hardware is ready {q.ready}")
     return bad
 
 
@@ -580,6 +603,7 @@ def violations(problem: Problem, universe: Universe, plan: Plan, *, model_units:
         lambda: _allocation(problem, universe, plan, system),
         lambda: _memory(problem, universe, plan, accel, system),
         lambda: _calendar(problem, plan, t, accel, system),
+        lambda: _physical(problem, plan),
         lambda: _site(problem, plan, system),
         lambda: _policy_and_rules(problem, plan, t, accel, system, exact_cost),
         lambda: _deadline_confidence(problem, plan, t, accel),

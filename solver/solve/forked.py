@@ -15,8 +15,10 @@ draws while a fork happens, `render/progress.py`) and the thread that reads the 
 (`_Collector`, started once every child is forked); numpy's OpenBLAS threads have their own fork handlers. The
 one lock shared with the children is the order's (`_Order`), made before they are forked. A child
 that dies is an error, never a hang (the parent reads the end of its pipe). Children ignore Ctrl-C: the parent
-stops them (`terminate`) and raises `Interrupted`, so no partial answer is returned. Fork is used on Linux only
-(unsafe with macOS system frameworks, absent on Windows); elsewhere the items run one after the other.
+stops them (`terminate`) and raises `Interrupted`, so no partial answer is returned. SIGTERM, which usually reaches
+the parent alone, unwinds it the same way (`render/console.py`), and its children, stopped by it, are gone before
+it exits; a child itself ends on SIGTERM at once (the default action, not the handler it inherits). Fork is used on
+Linux only (unsafe with macOS system frameworks, absent on Windows); elsewhere the items run one after the other.
 """
 
 from __future__ import annotations
@@ -88,13 +90,21 @@ class SharedMinimum:
         return True
 
 
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+"""Ctrl-C and SIGTERM: held back while a child is forked (`_start`)."""
+
+
 def _child_init() -> None:
-    """Ignore Ctrl-C, then let it through: the child was forked with SIGINT blocked (`_start`), so one that arrived
-    in between is discarded instead of interrupting the child's start-up with a traceback."""
+    """Ignore Ctrl-C, let SIGTERM end the child (its default action), then let both through: the child was forked
+    with them blocked (`_start`), so a Ctrl-C that arrived in between is discarded instead of interrupting the
+    child's start-up with a traceback. SIGTERM must not run the parent's handler, inherited with the fork: its
+    `Terminated` would be caught by `_serve` and sent as an answer, and the child, told by `terminate` to stop,
+    would go on to the next item while the parent waits for it."""
     global _in_child
     _in_child = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _serve(conn: Connection, parents_ends: list[Connection], first: int) -> None:
@@ -200,23 +210,44 @@ def _dispatch(mp: Any, shared: "_Order", fn: Callable[[T], R], items: Sequence[T
     finally:
         _job = None
         _mapping = False
-        if collector is not None:
-            collector.stop()
-        for child, conn in children:  # after an error the others' work is moot: they are stopped at once
-            if child.pid is None:  # interrupted before it was started
-                conn.close()
-                continue
-            if finished:
-                try:
-                    conn.send(None)
-                except OSError:  # it is gone already: nothing to stop
-                    pass
-                child.join(timeout=JOIN_SECONDS)
-            if child.is_alive():
-                child.terminate()
-            child.join()
-            conn.close()
+        try:
+            if collector is not None:
+                collector.stop()
+        finally:  # also when a signal cut the wait for the collector short
+            _end_children(children, finished)
     return answers
+
+
+def _end_children(children: list[tuple[Any, Connection]], finished: bool) -> None:
+    """Let each child end (told there is no more work, after a `finished` map) or stop it (after an error the
+    others' work is moot: they are stopped at once), and collect it. A Ctrl-C or SIGTERM that cuts this short stops
+    the children not yet collected at once, so that none outlives this process."""
+    left = list(children)
+    try:
+        while left:
+            _end_child(*left[0], finished)
+            left.pop(0)
+    except BaseException:
+        for child, conn in left:
+            _end_child(child, conn, False)
+        raise
+
+
+def _end_child(child: Any, conn: Connection, finished: bool) -> None:
+    """One child of `_end_children`: a finished one gets `JOIN_SECONDS` to end on its own before it is stopped."""
+    if child.pid is None:  # interrupted before it was started
+        conn.close()
+        return
+    if finished:
+        try:
+            conn.send(None)
+        except OSError:  # it is gone already: nothing to stop
+            pass
+        child.join(timeout=JOIN_SECONDS)
+    if child.is_alive():
+        child.terminate()
+    child.join()
+    conn.close()
 
 
 class _Order:
@@ -329,14 +360,15 @@ WAIT_SECONDS = 0.05
 def _start(mp: Any, children: list[tuple[Any, Connection]], first: int) -> None:
     """Fork one more child, to start on item `first`, and list it with the parent's end of its pipe.
 
-    SIGINT is blocked in this thread meanwhile: a Ctrl-C between the fork and the child's `_child_init` would
-    otherwise interrupt the child's start-up (a traceback on the terminal), and one between the fork and the
-    listing would leave a child the parent does not know to stop. Here it stays pending until the child is listed,
-    then interrupts the parent as usual. The child is listed before it starts, so a Ctrl-C that reaches this thread
-    through another one (Python runs handlers in the main thread whichever thread took the signal) finds it too."""
+    SIGINT and SIGTERM are blocked in this thread meanwhile: a Ctrl-C between the fork and the child's
+    `_child_init` would otherwise interrupt the child's start-up (a traceback on the terminal), and either signal
+    between the fork and the listing would leave a child the parent does not know to stop. Here it stays pending
+    until the child is listed, then interrupts the parent as usual. The child is listed before it starts, so a
+    signal that reaches this thread through another one (Python runs handlers in the main thread whichever thread
+    took the signal) finds it too."""
     here, there = mp.Pipe()
     child = mp.Process(target=_serve, args=(there, [here] + [h for _c, h in children], first), daemon=True)
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         children.append((child, here))
         child.start()
