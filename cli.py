@@ -182,6 +182,12 @@ def _executor(name: str, workers: int | None, address: str | None) -> Any:
     return make_executor(name, workers, address)
 
 
+def _program(problem: Any) -> bool:
+    """A program (several workloads) rather than a single run (`inputs.loading.is_program`)."""
+    from solver.inputs.loading import is_program
+    return is_program(problem)
+
+
 def _load(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], programs: bool = False) -> Any:
     from solver.inputs.loading import load_any
     from solver.inputs.problem import load_problem
@@ -395,10 +401,10 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
         check_target(chart_path, "--chart")
     old = None
     problem = _load(file, sets, quotes, programs=True)
-    if compare_to and hasattr(problem, "catalog"):
+    if compare_to and not _program(problem):
         from solver.inputs.saved import load_saved
         old = load_saved(compare_to)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _solve_program(problem, fmt, time_limit, debug_model, workers, out, chart_path, (save_to, compare_to),
                               unsupported={"--top": top, "--allow-expired": allow_expired or None})
     if chart_path:
@@ -465,7 +471,7 @@ def explain(file: str, why_not_id: str | None, fmt: str, sets: tuple[str, ...], 
 
     problem = _load(file, sets, quotes, programs=True)
     settings = _settings(time_limit, allow_expired, debug_model)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _explain_program(problem, why_not_id, fmt, settings.limits, out)
     if why_not_id is None:
         _ctx, result = solve_and_explain(problem, settings)
@@ -517,7 +523,7 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
         check_target(chart_path, "--chart")
     run_on = _executor(executor, workers, address)
     problem = _load(file, sets, quotes, programs=True)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _sensitivity_program(problem, top, sweep_names, no_sweeps, chart_path, fmt, run_on, out,
                                     _settings(time_limit, allow_expired, debug_model).limits,
                                     {"--allow-expired": allow_expired or None, "--debug-model": debug_model})
@@ -564,7 +570,7 @@ def frontier(file: str, points: int, chart_path: str | None, fmt: str, sets: tup
         check_available(chart_path)
         check_target(chart_path, "--chart")
     problem = _load(file, sets, quotes, programs=True)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _frontier_program(problem, points, fmt, chart_path, _settings(time_limit, allow_expired).limits, out,
                                  allow_expired)
     found = compute(problem, _settings(time_limit, allow_expired, debug_model), points)
@@ -615,7 +621,7 @@ def sweep(file: str, grid: tuple[str, ...], executor: str, workers: int | None, 
     run_on = _executor(executor, workers, address)
     axes = [parse_axis(g) for g in grid]
     problem = _load(file, sets, quotes, programs=True)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _sweep_program(problem, axes, run_on, fmt, _settings(time_limit, allow_expired).limits, out,
                               allow_expired)
     work = units(problem, axes, _settings(time_limit, allow_expired, debug_model))
@@ -652,7 +658,7 @@ def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str
         check_available(chart_path)
         check_target(chart_path, "--chart")
     problem = _load(file, sets, quotes, programs=True)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         return _risk_program(problem, bins, fmt, chart_path, _settings(time_limit, allow_expired, debug_model).limits,
                              out, allow_expired)
     report = analyse(problem, _settings(time_limit, allow_expired, debug_model), bins)
@@ -800,7 +806,7 @@ def validate(file: str, sets: tuple[str, ...], quotes: tuple[str, ...], allow_ex
     from solver.solve.pipeline import prepare
 
     problem = _load(file, sets, quotes, programs=True)
-    if not hasattr(problem, "catalog"):
+    if _program(problem):
         from solver.estimate.program import program_data
         data = program_data(problem)
         counts = ", ".join(f"{w.id} {len(w.candidates)}" for w in data.workloads)

@@ -121,6 +121,17 @@ def test_functions_are_small() -> None:
     assert long == []
 
 
+def test_a_class_name_has_one_meaning() -> None:
+    """No two public classes of `solver/` share a name: `Lines` of cost and `Lines` of a file's line numbers, or a
+    protocol named as the class it describes, made a reader look up which one a signature meant."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(SOLVER.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(_module_name(path))
+    assert {name: mods for name, mods in where.items() if len(mods) > 1} == {}
+
+
 def test_what_ifs_copy_the_problem_and_never_change_it() -> None:
     problem = load_problem(ROOT / "constraints" / "datacenter.yaml")
     quote = "lambda-b200-8x-ondemand"

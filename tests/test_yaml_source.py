@@ -105,7 +105,7 @@ def _expected_lines(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...],
                                                                                     "datacenter.yaml"],
                          ids=lambda p: p.name)
 def test_every_path_has_the_line_pyyaml_gives_it(path: Path) -> None:
-    """The reader keeps map keys' lines per map (`Lines`): every path of a file, and only those, must have the line
+    """The reader keeps map keys' lines per map (`LineIndex`): every path of a file, and only those, must have the line
     PyYAML's node graph gives it."""
     text = path.read_text(encoding="utf-8")
     want: dict[tuple[Any, ...], int] = {}

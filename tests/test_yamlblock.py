@@ -37,7 +37,7 @@ def _block(text: str) -> tuple[Any, dict[Any, int]] | None:
     got = read_block(text, builder.plain, yamlsrc.PLAIN_TEXT_STARTS)
     if got is None:
         return None
-    lines = yamlsrc.Lines()
+    lines = yamlsrc.LineIndex()
     data, lines.nodes, lines.by_map = got
     return data, dict(lines.items())
 

@@ -30,7 +30,7 @@ GROUPS = ("workload.memory", "schedule.deadline", "schedule.earliest_start", "po
 
 
 @dataclass(frozen=True)
-class Limits:
+class GroupLimits:
     """What the active groups enforce that `witness` checks itself (None or 0: not enforced)."""
 
     deadline: int | None
@@ -40,13 +40,13 @@ class Limits:
     no_estimates: bool
 
 
-def limits_of(ctx: Context, active: AbstractSet[str]) -> Limits | None:
+def limits_of(ctx: Context, active: AbstractSet[str]) -> GroupLimits | None:
     """The limits of `active`; None when a group couples the plan in ways a written-down plan does not count (a
     rule, the deadline's confidence)."""
     if any(g not in GROUPS and not _point_local(g) for g in active):
         return None
     u, spec = ctx.universe, ctx.problem.spec
-    return Limits(u.deadline_day if "schedule.deadline" in active else None,
+    return GroupLimits(u.deadline_day if "schedule.deadline" in active else None,
                    spec.policy.max_fabrics if "policy.max_fabrics" in active else None,
                    u.earliest_day if "schedule.earliest_start" in active and spec.schedule.earliest_start is not None
                    else 0,
@@ -81,7 +81,7 @@ def witness(ctx: Context, sub: Universe, active: AbstractSet[str]) -> bool:
     return False
 
 
-def witness_alone(ctx: Context, pt: Point, j: int, active: AbstractSet[str], lim: Limits) -> bool:
+def witness_alone(ctx: Context, pt: Point, j: int, active: AbstractSet[str], lim: GroupLimits) -> bool:
     """Whether the point's n nodes all from its option's quote `j` are a plan under `active` with that quote's
     capacity lifted (`lim`: `limits_of(active)`, which a capacity does not change): the first split `witness`
     tries, asked of one quote. A conflict's capacity group is needed when lifting it alone leaves a plan, and the
@@ -189,4 +189,4 @@ def _point_local(g: str) -> bool:
     return g.startswith("policy.") or g.startswith("site.") or capacity_quote(g) is not None
 
 
-__all__ = ["witness", "witness_alone", "limits_of", "Limits", "GROUPS"]
+__all__ = ["witness", "witness_alone", "limits_of", "GroupLimits", "GROUPS"]

@@ -67,8 +67,9 @@ class RunScenario:
     """The user measured the workload's MFU on this accelerator (`uncertainty.mfu_factor`)."""
 
 
-class Candidate(Protocol):
-    """What this module reads of a candidate run (`estimate.program.Candidate`, which imports this module)."""
+class CandidateView(Protocol):
+    """What this module reads of a candidate run (`estimate.program.Candidate`, which imports this module: hence a
+    protocol, named apart from the class it describes)."""
 
     @property
     def workload(self) -> str: ...
@@ -90,7 +91,7 @@ class Candidate(Protocol):
     def scenario(self) -> RunScenario | None: ...
 
 
-class LotQuote(Protocol):
+class LotQuoteView(Protocol):
     """What this module reads of a bought quote's lots (`estimate.program.LotQuote`)."""
 
     @property
@@ -108,7 +109,7 @@ Identity = tuple[str, int, str | None, int, int]
 and ready day (what its scenarios and its place in the timing rule depend on)."""
 
 
-def identity(c: Candidate) -> Identity:
+def identity(c: CandidateView) -> Identity:
     return (c.option, c.nodes, c.quote, c.days, c.ready_day)
 
 
@@ -118,9 +119,9 @@ class Scenarios(Protocol):
     @property
     def n(self) -> int: ...
 
-    def days(self, c: Candidate) -> np.ndarray: ...
+    def days(self, c: CandidateView) -> np.ndarray: ...
 
-    def ready(self, c: Candidate) -> np.ndarray: ...
+    def ready(self, c: CandidateView) -> np.ndarray: ...
 
     def lead(self, quote: str) -> np.ndarray: ...
 
@@ -141,14 +142,14 @@ class DrawnScenarios:
     def n(self) -> int:
         return self.draws.n
 
-    def wall(self, c: Candidate) -> np.ndarray:
+    def wall(self, c: CandidateView) -> np.ndarray:
         sc = _scenario(c)
         a = self.assumptions
         source = f"interruptions:{c.workload}"
         return wall_hours(sc.time, a.reliability.restart_hours, mfu_factor(self.draws, a, sc.software, sc.cls, sc.measured),
                           self.draws.normal(source), self.draws.uniform(source))
 
-    def days(self, c: Candidate) -> np.ndarray:
+    def days(self, c: CandidateView) -> np.ndarray:
         """Kept for the `DAYS_KEPT` most recently asked points: the up-front bounds read every candidate once (a
         widened explanation, thousands), the cuts read the few of the plans again and again."""
         sc = _scenario(c)
@@ -161,7 +162,7 @@ class DrawnScenarios:
         self._days[key] = got
         return got
 
-    def ready(self, c: Candidate) -> np.ndarray:
+    def ready(self, c: CandidateView) -> np.ndarray:
         sc = _scenario(c)
         key = (sc.port_key, c.quote)
         got = self._ready.get(key)
@@ -192,7 +193,7 @@ DAYS_KEPT = 2048
 200B example reads 1,356 candidates again at every deadline it tries)."""
 
 
-def _scenario(c: Candidate) -> RunScenario:
+def _scenario(c: CandidateView) -> RunScenario:
     if c.scenario is None:
         raise ValueError(f"{c.label} of {c.workload} carries no scenario data")
     return c.scenario
@@ -203,7 +204,7 @@ class RunAt:
     """One run of a plan as the timing rule reads it."""
 
     workload: str
-    candidate: Candidate
+    candidate: CandidateView
     start: int
     end: int
 
@@ -283,7 +284,7 @@ def finishes(sc: Scenarios, plan: Mapping[str, Waits], starts: Mapping[str, int]
 
 
 @dataclass(frozen=True)
-class ChanceCut:
+class ProgramChanceCut:
     """A set of plans that miss `workload`'s deadline (at most `deadline`) at the confidence: those with each run of
     `runs` on that candidate and starting on its threshold or later (None: any day), each `pairs` edge (u, v) kept
     (u ends by v's start), each lot of `lots` bought and ordered on its threshold or later, and each `lot_waits`
@@ -298,7 +299,7 @@ class ChanceCut:
     after: tuple[str, ...]
 
 
-class Workload(Protocol):
+class WorkloadView(Protocol):
     """What this module reads of a workload (`estimate.program.WorkloadData`)."""
 
     @property
@@ -308,7 +309,7 @@ class Workload(Protocol):
     @property
     def after(self) -> tuple[str, ...]: ...
     @property
-    def candidates(self) -> Sequence[Candidate]: ...
+    def candidates(self) -> Sequence[CandidateView]: ...
 
 
 @dataclass(frozen=True)
@@ -334,7 +335,7 @@ class ProgramChance:
 
     confidence: float
     scenarios: Scenarios
-    cuts: list[ChanceCut] = field(default_factory=list)
+    cuts: list[ProgramChanceCut] = field(default_factory=list)
     _bounds: dict[tuple[object, ...], dict[tuple[str, Identity], StartBound]] = field(default_factory=dict)
     _alone: dict[tuple[str, Identity, int, tuple[object, ...]], int | None] = field(default_factory=dict)
     """F* alone by workload, candidate, deadline and the lots of its system (it depends on nothing else)."""
@@ -344,7 +345,7 @@ class ProgramChance:
         """Scenarios that must meet a deadline: ⌈c·N⌉."""
         return math.ceil(round(self.confidence * self.scenarios.n, 9))
 
-    def start_bounds(self, workloads: Sequence[Workload], lots: Sequence[LotQuote]
+    def start_bounds(self, workloads: Sequence[WorkloadView], lots: Sequence[LotQuoteView]
                      ) -> dict[tuple[str, Identity], StartBound]:
         """Every candidate's `StartBound` (module docstring), by workload and identity.
 
@@ -363,7 +364,7 @@ class ProgramChance:
         self._bounds[key] = got
         return got
 
-    def _start_bounds(self, workloads: Sequence[Workload], lots: Sequence[LotQuote]
+    def _start_bounds(self, workloads: Sequence[WorkloadView], lots: Sequence[LotQuoteView]
                       ) -> dict[tuple[str, Identity], StartBound]:
         by_id = {w.id: w for w in workloads}
         earliest: dict[str, np.ndarray | None] = {}
@@ -410,7 +411,7 @@ class ProgramChance:
                 out[w.id, identity(c)] = StartBound(alone, chained, after)
         return out
 
-    def _own_ready(self, c: Candidate, lots: Sequence[LotQuote]) -> np.ndarray | None:
+    def _own_ready(self, c: CandidateView, lots: Sequence[LotQuoteView]) -> np.ndarray | None:
         """A candidate's own readiness per scenario; on owned nodes no earlier than the soonest lot of its system
         ordered on day 0 (None: no lot of it at all)."""
         sc = self.scenarios
@@ -424,7 +425,7 @@ class ProgramChance:
             ready = np.maximum(ready, soonest)
         return ready
 
-    def _kth(self, c: Candidate, deadline: int, ready: np.ndarray) -> int | None:
+    def _kth(self, c: CandidateView, deadline: int, ready: np.ndarray) -> int | None:
         """The latest start F with max(F, ready_s) + d_s ≤ deadline in ⌈c·N⌉ scenarios: the k-th largest
         deadline − d_s among the scenarios whose readiness leaves room."""
         slack = deadline - self.scenarios.days(c)
@@ -440,7 +441,7 @@ class ProgramChance:
         return {w: int(np.count_nonzero(done[w] <= d)) for w, d in deadlines.items()}
 
     def learn(self, runs: Sequence[RunAt], lots: Sequence[LotAt], deadlines: Mapping[str, int],
-              after: Mapping[str, tuple[str, ...]], candidates: Mapping[str, Sequence[Candidate]]) -> list[str]:
+              after: Mapping[str, tuple[str, ...]], candidates: Mapping[str, Sequence[CandidateView]]) -> list[str]:
         """The workloads this plan makes miss their deadline at the confidence (`deadlines`: the enforced ones;
         `after`: the enforced precedences), each with a cut added to the pool (`candidates`: each workload's, for
         the cut's sets of candidates no earlier than the plan's)."""
@@ -454,8 +455,8 @@ class ProgramChance:
             self.cuts.append(cut)
         return missed
 
-    def _cut(self, plan: Mapping[str, Waits], wid: str, deadline: int, candidates: Mapping[str, Sequence[Candidate]]
-             ) -> ChanceCut:
+    def _cut(self, plan: Mapping[str, Waits], wid: str, deadline: int, candidates: Mapping[str, Sequence[CandidateView]]
+             ) -> ProgramChanceCut:
         """The cut of a missing workload, lifted (module docstring): edges and lots dropped while the bound
         still misses; runs upstream replaced by the earliest any of their candidates can finish (`_floor`: then the
         cut names neither their candidate nor their start) while it still misses; then each start and order
@@ -471,7 +472,7 @@ class ProgramChance:
             if bound.misses(trial, floors=trial_floors):
                 floors, q = trial_floors, trial
         starts, orders = bound.thresholds(q, floors)
-        return ChanceCut(
+        return ProgramChanceCut(
             wid, deadline,
             tuple((v, self._no_earlier(q, v, candidates[v]), starts[v] if starts[v] > 0 else None) for v in sorted(q)),
             tuple(sorted((u, v) for v in q for u in q[v].before)),
@@ -480,14 +481,14 @@ class ProgramChance:
             tuple(sorted((lot.quote, lot.k, v) for v in q for lot in q[v].lots)),
             tuple(sorted({f"workloads.{v}.after" for v in q if q[v].after})))
 
-    def _floor(self, mine: Sequence[Candidate]) -> np.ndarray:
+    def _floor(self, mine: Sequence[CandidateView]) -> np.ndarray:
         """The earliest a workload can finish in each scenario whatever the plan, its predecessors aside: over its
         candidates, max(ready day, own readiness) + days (every run starts no earlier than its candidate's ready
         day, a fact of the model)."""
         sc = self.scenarios
         return np.min(np.stack([np.maximum(sc.ready(c), c.ready_day) + sc.days(c) for c in mine]), axis=0)
 
-    def _no_earlier(self, q: Mapping[str, Waits], v: str, mine: Sequence[Candidate]) -> tuple[Identity, ...]:
+    def _no_earlier(self, q: Mapping[str, Waits], v: str, mine: Sequence[CandidateView]) -> tuple[Identity, ...]:
         """The candidates of `v` that make the bound miss wherever the plan's does: no earlier ready and no fewer
         days in any scenario, on the same resource when the bound relies on `v`'s resource order, on owned nodes
         of the same system when it relies on lots `v` waits for."""
@@ -583,5 +584,5 @@ def _without_lot(x: Waits, lot: LotAt) -> Waits:
     return Waits(x.run, x.after, x.before, tuple(other for other in x.lots if other != lot))
 
 
-__all__ = ["ChanceCut", "ProgramChance", "DrawnScenarios", "RunScenario", "RunAt", "LotAt", "Waits", "Scenarios",
+__all__ = ["ProgramChanceCut", "ProgramChance", "DrawnScenarios", "RunScenario", "RunAt", "LotAt", "Waits", "Scenarios",
            "waits", "finishes", "identity", "CONFIDENCE_GROUP"]

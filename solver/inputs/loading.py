@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .overrides import parse_sets
-from .problem import load_problem_source, require_problem_shape
+from .problem import Problem, load_problem_source, require_problem_shape
 from .yamlsrc import load_file
 
 
@@ -27,4 +27,10 @@ def load_any(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str
     return load_problem_source(src, sets, quotes=quotes, today=today)
 
 
-__all__ = ["load_any"]
+def is_program(problem: Any) -> bool:
+    """Whether `load_any` gave a program (several workloads on one calendar) rather than a single run's `Problem`:
+    the one test every command that takes both makes, by type."""
+    return not isinstance(problem, Problem)
+
+
+__all__ = ["load_any", "is_program"]

@@ -49,7 +49,7 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
-class Lines(Mapping[PathT, int]):
+class LineIndex(Mapping[PathT, int]):
     """The line of every path of a document. Most paths end in a map key: those lines are kept per map, one small
     dict each, with no path made per key (a 100,000-quote file has 1.6 million keys, and a tuple and a hash per key
     was a third of reading it); the rest (list items, maps, copies made by aliases) by path. A key's line is its
@@ -182,7 +182,7 @@ class _Builder:
     def __init__(self, file: str, budget: int = MAX_NODES) -> None:
         self.file = file
         self.budget = budget
-        self.lines = Lines()
+        self.lines = LineIndex()
         self.order: list[tuple[PathT, int]] = []
         """Lines in the order recorded (an anchor replays its share of them under each alias's path)."""
         self.count = 0
@@ -442,7 +442,7 @@ def parse_text(text: str, file: str) -> Source:
     builder = _Builder(file, MAX_NODES + len(text))
     block = read_block(text, builder.plain, PLAIN_TEXT_STARTS)
     if block is not None:
-        lines = Lines()
+        lines = LineIndex()
         data, lines.nodes, lines.by_map = block
         return Source(file=file, data=data, lines=lines)
     try:

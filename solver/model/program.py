@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..estimate.program import Candidate, LotQuote, ProgramData, hardware_floor
-from ..estimate.program_chance import CONFIDENCE_GROUP, ChanceCut, identity
+from ..estimate.program_chance import CONFIDENCE_GROUP, ProgramChanceCut, identity
 from .cpsat import Model
 
 UNIT = 1000.0
@@ -517,9 +517,9 @@ def _latest(pm: ProgramModel, wi: int, ci: int, top: int | None, guard: list[Any
         pm.model.add(pm.start[wi] <= top).only_enforce_if([x, *guard])
 
 
-def _add_cut(pm: ProgramModel, cut: ChanceCut, conf: Any) -> None:
+def _add_cut(pm: ProgramModel, cut: ProgramChanceCut, conf: Any) -> None:
     """One clause: the confidence, the deadline or a precedence the cut relies on is dropped, or the plan differs
-    from the cut's set somewhere (`ChanceCut`). Nothing is added when the model cannot hold a plan of the set (a
+    from the cut's set somewhere (`ProgramChanceCut`). Nothing is added when the model cannot hold a plan of the set (a
     candidate or a lot it names is not in this model) or the deadline is later than the one it was learnt at."""
     m = pm.model
     ids = [w.id for w in pm.data.workloads]

@@ -29,7 +29,7 @@ from ..model.timing import timing, wait_of, wait_units
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Enumerated:
     objective: int
     cost_units: int
     finish: int
@@ -156,7 +156,7 @@ def _objective_value(problem: Problem, u: Universe, unit: int, cost: int, finish
 
 
 def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit: int,
-           cost_hi: int | None, outlook: Outlook, chance: ChanceModel | None = None) -> Candidate | None:
+           cost_hi: int | None, outlook: Outlook, chance: ChanceModel | None = None) -> Enumerated | None:
     spec = problem.spec
     o = pt.option
     if not _admissible(pt, alloc, problem):
@@ -182,7 +182,7 @@ def _score(pt: Point, alloc: dict[str, int], problem: Problem, u: Universe, unit
     if not _hard_rules_hold(pt, alloc, problem, cost, unit):
         return None
     objective = _objective_value(problem, u, unit, cost, finish, cost_hi)
-    return Candidate(objective, cost, finish, o.id, pt.n, tuple(sorted(alloc.items())), start)
+    return Enumerated(objective, cost, finish, o.id, pt.n, tuple(sorted(alloc.items())), start)
 
 
 def _hard_rules_hold(pt: Point, alloc: dict[str, int], problem: Problem, cost: int, unit: int) -> bool:
@@ -217,7 +217,7 @@ def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
 
 def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
             allocation_limit: int = 200_000, chance: ChanceModel | None = None,
-            outlook: Outlook | None = None) -> Candidate | None:
+            outlook: Outlook | None = None) -> Enumerated | None:
     """The best plan at one point over every split of its nodes (None: no feasible plan there)."""
     o = pt.option
     site = problem.spec.site
@@ -228,7 +228,7 @@ def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int
         if pt.power_kw > site.it_power_kw + 1e-9 or pt.racks_with_power is None \
                 or pt.racks_with_power > site.racks or pt.racks_physical > site.racks:
             return None
-    best: Candidate | None = None
+    best: Enumerated | None = None
     outlook = outlook or Outlook.of(problem)
     for alloc in _splits(pt.n, o.quotes, allocation_limit):
         c = _score(pt, alloc, problem, u, unit, cost_hi, outlook, chance)
@@ -238,9 +238,9 @@ def best_at(pt: Point, problem: Problem, u: Universe, unit: int, *, cost_hi: int
 
 
 def brute_force(problem: Problem, u: Universe, unit: int, *, cost_hi: int | None = None,
-                allocation_limit: int = 200_000) -> Candidate | None:
+                allocation_limit: int = 200_000) -> Enumerated | None:
     """The best candidate by the model's primary objective (ties: earliest finish, then option id, then n)."""
-    best: Candidate | None = None
+    best: Enumerated | None = None
     outlook = Outlook.of(problem)
     chance = chance_model(problem, outlook)
     for o in u.options:
