@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -145,10 +146,24 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     for a minute after the command had exited, with the resource tracker waiting for them. The workers are the
     executor's `_processes` (no public API lists them before Python 3.14's `terminate_workers`). A worker still
     starting up holds SIGTERM blocked until `_quiet_worker`, which lets it through: it ends there."""
-    for worker in list((getattr(pool, "_processes", None) or {}).values()):
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for worker in workers:
         if worker.is_alive():
             worker.terminate()
+    until = time.monotonic() + STOP_GRACE_SECONDS
+    for worker in workers:
+        worker.join(max(0.0, until - time.monotonic()))
+    for worker in workers:   # still starting, SIGTERM held back: killed before this process lets go of its pipes
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+STOP_GRACE_SECONDS = 1.0
+"""How long a pool's worker told to end (SIGTERM) may take before it is killed: a worker still starting up holds
+SIGTERM back until `_quiet_worker`, and left to finish starting after this process went on it met a closed pipe or
+a removed semaphore and printed a traceback on the command's stderr."""
 
 
 QUIET_TRACKER = "ignore:resource_tracker:UserWarning"

@@ -233,6 +233,10 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
         if spinner is not None:
             logging.getLogger("solver").removeHandler(spinner)
         logging.getLogger("solver").removeHandler(handler)
+    if signals() != before:
+        # The signal's exception was raised where Python drops it (a finaliser, `__del__` of a pool's connection:
+        # "Exception ignored in …") and the command went on to the end: it was still stopped before its answer.
+        return stopped(before)
     try:
         failed = _write_stdout("".join(out.parts))
     except KeyboardInterrupt:  # held back during the write: the answer is whole, or nothing was written
