@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..errors import InputError
-from .schema import _clean_loc
+from .schema import clean_loc
 from .units import DATE_MIN, MAX_MAGNITUDE
 from .yamlsrc import path_str, read_text
 
@@ -374,7 +374,7 @@ def _read_saved(path: str | Path, kinds: dict[str, type[BaseModel]], noun: str, 
         kinds[kind].model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(_what(err), file=shown, path=path_str(_clean_loc(tuple(err.get("loc", ()))))) from None
+        raise InputError(_what(err), file=shown, path=path_str(clean_loc(tuple(err.get("loc", ()))))) from None
     return data
 
 

@@ -58,7 +58,7 @@ def field_names(model: type[BaseModel], path: PathT) -> list[str]:
 _UNION_TAGS = ("str", "float", "int", "word", "adjust", "weighted")
 
 
-def _clean_loc(loc: tuple[Any, ...]) -> PathT:
+def clean_loc(loc: tuple[Any, ...]) -> PathT:
     """Drop pydantic's union/function tags so the location is a real YAML path."""
     out: list[str | int] = []
     for part in loc:
@@ -95,11 +95,11 @@ def _report(errors: list[dict[str, Any]], model: type[BaseModel], source: Source
             echo: bool) -> InputError:
     unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
     first = unknown[0] if unknown else errors[0]
-    loc = _clean_loc(tuple(first.get("loc", ())))
+    loc = clean_loc(tuple(first.get("loc", ())))
     if first.get("type") == "missing":
         parent = loc[:-1]
-        missing = [str(_clean_loc(tuple(e["loc"]))[-1]) for e in errors
-                   if e.get("type") == "missing" and _clean_loc(tuple(e["loc"]))[:-1] == parent]
+        missing = [str(clean_loc(tuple(e["loc"]))[-1]) for e in errors
+                   if e.get("type") == "missing" and clean_loc(tuple(e["loc"]))[:-1] == parent]
         if len(missing) > 1:
             return source.error(base + parent, f"required fields are missing: {', '.join(missing)}")
     return source.error(base + loc, _message(first, model, loc, echo))
@@ -119,4 +119,4 @@ def validate(model: type[M], source: Source, data: Any = None, base: PathT = (),
         raise _report([dict(e) for e in exc.errors()], model, source, base, echo) from None
 
 
-__all__ = ["Strict", "validate", "field_names", "InputError"]
+__all__ = ["Strict", "validate", "field_names", "clean_loc", "InputError"]
