@@ -1,7 +1,7 @@
 """The lateness cuts' figures are lower bounds, checked against the plans they cover, computed on their own.
 
 A plan that uses several quotes starts when the last of them is ready; the model charges the largest alone figure
-and adds cuts (`solve/pipeline.py`). A pool cut says: any j of these quotes cost at least the figure of
+and adds cuts (`solve/cuts.py`). A pool cut says: any j of these quotes cost at least the figure of
 `Outlook.pool_laws`. Here every subset of a pool of five bought quotes, at every planned start from the pool's j-th
 earliest on, gets its own start law (the product of its parts' cdfs by `math.erfc`, not the model's table), and its
 charge must be no less than the cut's. `arrival_cdfs` (all parts at once) must give the numbers of one

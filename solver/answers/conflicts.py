@@ -232,7 +232,7 @@ def why_excluded(ctx: Context, sub: Universe, label: str, forced: Forcing | None
 
     def forced_model() -> tuple[Built, list[Any]]:
         """The explanation model with the forcing, built on first use; with the solve's cuts of plans whose quotes
-        missed the deadline's confidence together, which hold whatever else is relaxed (`pipeline.chance_cuts`)."""
+        missed the deadline's confidence together, which hold whatever else is relaxed (`cuts.chance_cuts`)."""
         if not made:
             b = build(ctx.problem, sub, ctx.screen, ctx.unit, guard="assume", protect=protect, cuts=cuts)
             if forced is not None:

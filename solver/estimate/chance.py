@@ -13,7 +13,7 @@ it does not at any start.
 Several quotes only make the start later (the latest of their arrivals), so the single-quote F* of each used quote is
 a necessary condition: the model enforces it for every set of at most `EXACT_QUOTE_SETS` quotes of an option and
 per quote beyond, and a plan is then checked on its own quotes together (`joint_share`); a plan that fails adds a
-cut on its point and quotes (`solve/pipeline.py`). The rule delays of a plan are taken as none here (they only delay
+cut on its point and quotes (`solve/cuts.py`). The rule delays of a plan are taken as none here (they only delay
 the start, so the condition stays necessary) and counted in the joint check.
 """
 

@@ -19,7 +19,7 @@ Uryasev 2000 [rockafellar-uryasev2000]; the sample-average approximation of Kley
 [kleywegt2002-saa]). The cost lines' part is linear in each quote's nodes (`options.py` prices every per-node line at
 its mean over the runs); the lateness part depends on the point and on the quotes a plan uses together, and is
 computed here: for one quote used alone exactly, for several jointly (the model charges the largest of their alone
-figures, which never exceeds the joint one, and cuts plans whose joint figure is higher: `solve/pipeline.py`).
+figures, which never exceeds the joint one, and cuts plans whose joint figure is higher: `solve/cuts.py`).
 
 P(deadline) = P(S + d ≤ D) = mean_s P_S(S ≤ D − d_s): the same integration. `policy.deadline_confidence` c requires it
 to be at least c.

@@ -575,7 +575,7 @@ class _Builder:
     def add_deadline_confidence(self, cuts: Sequence[ChanceCut]) -> None:
         """start ≤ F*(point, quote) for the chosen point and each quote it uses (`estimate/chance.py`): a necessary
         condition of finishing by the deadline in a share c of the scenarios; plus the cuts of plans whose quotes,
-        taken jointly, missed it (`solve/pipeline.py`). A quote with no nodes variable at a point (the presolve or
+        taken jointly, missed it (`solve/cuts.py`). A quote with no nodes variable at a point (the presolve or
         the bounds left it out there) cannot be used with that point, so it needs no constraint there."""
         chance = self.screen.chance
         if chance is None:

@@ -90,7 +90,7 @@ def _priced(pt: Point, alloc: dict[str, int], problem: Problem, unit: int, outlo
     A plan that takes all its nodes from one quote is charged its lines rounded up once (`builder.plan_units`);
     a split, per node. Lateness: exact for a one-quote option; on several quotes, the largest of the plan's
     quotes' alone figures (with the rules that apply whatever the quotes) unless its quotes' joint figure is
-    higher, which the model reaches by its cuts (`pipeline.late_cuts`)."""
+    higher, which the model reaches by its cuts (`cuts.late_cuts`)."""
     o = pt.option
     quotes = {q.id: q for q in o.quotes}
     joint = units(outlook.charge(o, pt, outlook.plan_law(o, [quotes[q] for q in sorted(alloc)], start, delay)),
