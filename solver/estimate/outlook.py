@@ -176,14 +176,17 @@ class Outlook:
             held: dict[str, float] | None = None) -> StartLaw:
         """The start law of a plan of option `o` whose quotes are ordered on the given days, with rule delays
         `delay`; `held` holds groups of sources at a standard-normal value (`uncertainty.GROUPS`: a tornado)."""
-        port = self.port(o, delay)
-        arrivals = ([port] if port is not None else []) + [self.arrival(o, q, day) for q, day in orders]
+        port, each = self._parts(o, orders, delay, held)
+        return start_law(self.floor(o, delay), ([port] if port is not None else []) + each)
+
+    def _parts(self, o: Option, orders: Sequence[tuple[Quote, int]], delay: int,
+               held: dict[str, float] | None = None) -> tuple[Arrival | None, list[Arrival]]:
+        """The porting's arrival (None without a port) and each ordered quote's, with the `held` groups held (the
+        sampler's own by default)."""
         held = self.sampler.draws.held if held is None else held
-        if held:
-            arrivals = [self._held(a, kind, held) for a, kind in
-                        zip(arrivals, (["porting"] if port is not None else []) + ["lead"] * len(orders),
-                            strict=True)]
-        return start_law(self.floor(o, delay), arrivals)
+        port = self.port(o, delay)
+        port = self._held(port, "porting", held) if port is not None else None
+        return port, [self._held(self.arrival(o, q, day), "lead", held) for q, day in orders]
 
     @staticmethod
     def _held(a: Arrival, kind: str, held: dict[str, float]) -> Arrival:
@@ -199,10 +202,7 @@ class Outlook:
         most the porting's times the product of the k largest of the quotes' own chances that day (a plan's parts
         are independent and each chance is at most 1; a later planned start orders bought hardware later). The k-th
         law is a true law: a product of the k largest of nondecreasing functions is nondecreasing."""
-        held = self.sampler.draws.held
-        port = self.port(o, delay)
-        port = self._held(port, "porting", held) if port is not None else None
-        each = [self._held(self.arrival(o, q, self.order(o, q, start, delay)), "lead", held) for q in quotes]
+        port, each = self._parts(o, [(q, self.order(o, q, start, delay)) for q in quotes], delay)
         lo = max([self.floor(o, delay)] + ([port.first] if port is not None else []))
         hi = max([lo] + [a.last for a in each] + ([port.last] if port is not None else []))
         days = np.arange(lo, hi + 1, dtype=float)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .overrides import parse_sets
-from .problem import Problem, load_problem_source, require_problem_shape
+from .problem import Problem, load_problem_source
 from .yamlsrc import load_file
 
 
@@ -19,7 +19,6 @@ def load_any(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str
     program, so a single-workload solve starts as fast as before programs existed. A program of one workload
     that uses nothing a single run lacks is that single run (`program.single_run`): one pricing path."""
     src = load_file(file)
-    require_problem_shape(src)
     if isinstance(src.data, dict) and "workloads" in src.data:
         from .program import build_program, single_run
         program = build_program(src, parse_sets(sets), quotes=quotes, today=today or date.today())

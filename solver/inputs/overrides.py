@@ -72,12 +72,14 @@ def _load_value(raw: str, origin: str) -> Any:
     loader = yaml.SafeLoader(raw)
     try:
         node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded(node, {}) > MAX_SET_VALUES:
+            raise InputError(f"the value expands to more than {MAX_SET_VALUES:,} values (YAML alias bomb?)",
+                             origin=origin)
+        return loader.construct_document(node)   # what yaml.safe_load does after composing, without a second parse
     finally:
         loader.dispose()
-    if node is not None and _expanded(node, {}) > MAX_SET_VALUES:
-        raise InputError(f"the value expands to more than {MAX_SET_VALUES:,} values (YAML alias bomb?)",
-                         origin=origin)
-    return yaml.safe_load(raw)
 
 
 def _expanded(node: Any, seen: dict[int, int]) -> int:

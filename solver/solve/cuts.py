@@ -23,6 +23,7 @@ import numpy as np
 from ..estimate.chance import ChanceCut
 from ..estimate.options import Option, Point, Universe
 from ..estimate.outlook import LateCut, rule_delay
+from ..estimate.starts import StartLaw
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..model.money import units
@@ -104,8 +105,12 @@ def _pool_cuts(ctx: CutContext, o: Option, pt: Point, pool: Sequence[Quote], upt
     starts = sorted(out.alone_start(o, q, delay, earliest=False) for q in pool)
     ids = tuple(sorted(q.id for q in pool))
     cuts = []
+    laws: dict[int, list[StartLaw]] = {}    # per planned start: every j's law at once
     for j in range(2, min(len(pool), upto) + 1):
-        law = out.pool_laws(o, pool, starts[j - 1], delay)[j - 1]
+        start = starts[j - 1]
+        if start not in laws:
+            laws[start] = out.pool_laws(o, pool, start, delay)
+        law = laws[start][j - 1]
         charged = units(out.charge(o, pt, law), ctx.unit)
         if charged > floor:
             cuts.append(LateCut(o.id, pt.n, ids, charged, at_least=j))
