@@ -374,6 +374,9 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="The N best distinct plans (one per accelerator/mode, each proven optimal on what remains).")
+@click.option("--exact-alternatives", is_flag=True,
+              help="Search every other accelerator/mode to its proven best plan [default: only those that could "
+                   "rank first or second (or in the --top N); the others to within 5%, and the answer says so].")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="CP-SAT workers; more than 1 is faster on big problems but not deterministic.")
 @click.option("--save", "save_to", default=None, metavar="PLAN.json", help="Write the full result (atomically).")
@@ -385,8 +388,8 @@ def main() -> None:
 @_solver_options
 @_common
 @_process
-def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | None, compare_to: str | None,
-          chart_path: str | None, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool,
+def solve(file: str, fmt: str, top: int | None, exact_alternatives: bool, workers: int, save_to: str | None,
+          compare_to: str | None, chart_path: str | None, sets: tuple[str, ...], quotes: tuple[str, ...], allow_expired: bool,
           time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
     """Find the plan with the lowest risk-adjusted completion cost for FILE."""
     from dataclasses import replace
@@ -406,7 +409,8 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
         old = load_saved(compare_to)
     if _program(problem):
         return _solve_program(problem, fmt, time_limit, debug_model, workers, out, chart_path, (save_to, compare_to),
-                              unsupported={"--top": top, "--allow-expired": allow_expired or None})
+                              unsupported={"--top": top, "--allow-expired": allow_expired or None,
+                                           "--exact-alternatives": exact_alternatives or None})
     if chart_path:
         from solver.errors import InputError
         raise InputError("draws a program's Gantt chart; for a single run use plan frontier or plan sensitivity "
@@ -415,7 +419,8 @@ def solve(file: str, fmt: str, top: int | None, workers: int, save_to: str | Non
     from solver.render.console import STATUS_EXIT
     from solver.render.jsonout import result_dict, to_json
     from solver.render.text import render_result
-    settings = _settings(time_limit, allow_expired, debug_model, workers=workers)
+    settings = _settings(time_limit, allow_expired, debug_model, workers=workers,
+                         exact_places=max(2, top or 0), **({"settle": 0.0} if exact_alternatives else {}))
     if old is not None and old["result"].get("plan"):
         from solver.solve.pipeline import Hint
         prev = old["result"]["plan"]

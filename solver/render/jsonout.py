@@ -92,7 +92,9 @@ def result_dict(r: Result) -> dict[str, Any]:
                       **({"gap": _r(r.gap, 6)} if r.status == "feasible" and r.gap is not None else {})},
         **({"stopped_by": r.stopped_by} if r.stopped_by else {}),
         "plan": plan_dict(r.plan, risk.get(r.plan.option), r.as_of) if r.plan else None,
-        "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of), "delta_usd": _r(a.delta_usd, 0)}
+        "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of), "delta_usd": _r(a.delta_usd, 0),
+                          "proven_best": a.settled_usd == 0,
+                          **({"best_may_cost_less_usd": _r(a.settled_usd, 0)} if a.settled_usd else {})}
                          for a in r.alternatives],
         "excluded": [excluded_dict(e) for e in r.excluded],
         "expired_quotes": [{"id": q, "valid_until": d.isoformat()} for q, d in r.expired],

@@ -283,16 +283,25 @@ def render_sweep(axes: Sequence[Any], rows: Sequence[Any], fmt: str = "simple") 
 
 def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> str:
     rows = []
-    entries = ([(r.plan, 0.0, True)] if r.plan else []) + [(a.plan, a.delta_usd, False) for a in r.alternatives]
+    entries = ([(r.plan, 0.0, 0.0, True)] if r.plan else []) + \
+        [(a.plan, a.delta_usd, a.settled_usd, False) for a in r.alternatives]
     if top is not None:
         entries = entries[: max(1, top)]
-    for p, delta, chosen in entries:
+    for p, delta, settled, chosen in entries:
         est = "*" if any(q.kind == "estimate" for q in p.quotes) else ""
         rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.system + est, p.nodes, p.gpus,
-                     str(p.start), str(p.finish), f"{p.training_days:.0f}", usd(p.total_cost),
+                     str(p.start), str(p.finish), f"{p.training_days:.0f}", usd(p.total_cost) + ("~" if settled else ""),
                      "" if chosen else ("+" if delta >= 0 else "-") + usd(abs(delta)), usd(p.total_cash)])
-    return clean(tabulate(rows, headers=["", "accelerator", "mode", "system", "nodes", "GPUs", "start", "finish",
-                                         "days", "cost", "delta", "cash"], tablefmt=fmt))
+    table = clean(tabulate(rows, headers=["", "accelerator", "mode", "system", "nodes", "GPUs", "start", "finish",
+                                          "days", "cost", "delta", "cash"], tablefmt=fmt))
+    settled = [a for a in r.alternatives[: None if top is None else max(0, top - 1)] if a.settled_usd]
+    if settled:
+        most = max(a.settled_usd for a in settled)
+        places = "first or second" if (top or 0) <= 2 else f"in the first {top}"
+        table += (f"\n~ best plan found, not proven the best of its row: it cannot rank {places}, so it was "
+                  f"searched only to within 5% (its best costs at most {usd(most)} less); --exact-alternatives "
+                  f"searches every row to the end.")
+    return table
 
 
 def _collapse(groups: Sequence[str], verbose: bool) -> list[str]:

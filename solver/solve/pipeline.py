@@ -53,6 +53,18 @@ class Hint:
     quotes: tuple[tuple[str, int], ...]
 
 
+SETTLED = "settled"
+"""A pair's search stopped short of its optimum because the plan found is within the settle tolerance of the
+model's bound (`solve_pair`'s `settle`): its objective is the plan's exact one, its bound the model's optimum."""
+SETTLE_GAP = 0.05
+"""How close to its own optimum a pair that can rank neither first nor second is searched (`solve_problem`): the
+plan shown for it costs at most 5% more than the pair's best, and the answer says by how much at most
+(`Alternative.settled_usd`). A marketplace of near copies offers the search sets of 2–7 bought quotes whose joint
+lateness the model undercharges by 2–7% of the plan's cost and which differ from each other by a few thousand
+dollars: each needs a cut and a re-solve (about 1 s each at 100,000 quotes), though none of them changes the
+decision. Every pair that could rank first or second is searched to its proven optimum (`_unsettle`)."""
+
+
 @dataclass(frozen=True)
 class SolveSettings:
     """How to solve (not what): limits per CP-SAT call, expired quotes, what to compute besides the plan."""
@@ -70,6 +82,12 @@ class SolveSettings:
     """The `--max-seconds` the deadline came from (for messages)."""
     reduce: bool = True
     """Drop the quotes a point never needs before modelling (`model/reduce.py`); off only to test that presolve."""
+    settle: float = SETTLE_GAP
+    """How close to its optimum a pair outside the first `exact_places` is searched (`SETTLE_GAP`); 0: every pair
+    to its proven optimum (`--exact-alternatives`)."""
+    exact_places: int = 2
+    """Every pair that could rank in the first this many places is searched to its proven optimum: the winner and
+    the runner-up the report compares it with (`--top N`: N)."""
     processes: int | None = None
     """Processes (this one included) that solve pairs, and then compute a plan's answers, side by side
     (`forked.py`); None: the pairs left after `FORK_AFTER_SECONDS` go to every available CPU (`processes_for`). The
@@ -153,6 +171,13 @@ class PairOutcome:
     """The same search with the tie-break (`solve_pair`'s `tie_break=True`), where it was asked for by `speculate`
     and came out the same way; None otherwise."""
 
+    @property
+    def settled(self) -> bool:
+        """The plan is within `SolveSettings.settle` of the pair's optimum, not proven to be it (`_settle`)."""
+        return self.status == SETTLED
+
+
+
 
 Forcing = Callable[[Built], list[Any]]
 """Adds constraints to a built model and returns the literals that must hold (why-not: "the target is used")."""
@@ -234,7 +259,7 @@ cut; with at most `chance.EXACT_QUOTE_SETS` quotes per option none can fail)."""
 def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
                hint: Hint | None = None, cost_cap: int | None = None,
-               speculate: Callable[[int], bool] | None = None) -> PairOutcome:
+               speculate: Callable[[int], bool] | None = None, settle: float = 0.0) -> PairOutcome:
     """`solve_pair_once`, and the checks that make its answer exact: under `policy.deadline_confidence`, the joint
     check of the plan found (a plan whose quotes together miss the confidence adds a cut); and the lateness of a
     plan that uses several quotes together (the model charges the largest of theirs alone, never more than their
@@ -246,7 +271,10 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
     that proved it, as `tie_break=True` would have, and kept as the outcome's `tie_broken` — unless its plan needs a
     cut (the tie-break is then left to a later call, which cuts and solves again). The solve ranks its pairs first
     and tie-breaks only the winner; asked whether a pair's optimum is the least so far, this spares the winner a
-    second search from scratch after the others (its caches may be on another process)."""
+    second search from scratch after the others (its caches may be on another process).
+
+    `settle` > 0: a model optimum whose plan is charged less than its joint lateness, but by no more than `settle`
+    of its cost, ends the search (`SETTLED`, `_settle`); the cuts it found are kept for a later exact search."""
     pair = universe.options[0].pair if universe.options else "?"
     cuts = ctx.cuts.setdefault(pair, [])
     lates = ctx.late_cuts.setdefault(pair, [])
@@ -255,9 +283,13 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
             ctx.engine.out_of_time = True
             return PairOutcome(UNKNOWN, None, None, None)
         out = solve_pair_once(ctx, universe, cost_hi, tie_break=tie_break, forced=forced, protect=protect, hint=hint,
-                              cost_cap=cost_cap, speculate=speculate)
+                              cost_cap=cost_cap, speculate=speculate, settle=settle)
         found = chance_cuts(ctx, out.plan) if out.plan is not None else []
         late = late_cuts(ctx, out.plan) if out.plan is not None and not found else []
+        settled = _settle(ctx, out, late, settle)
+        if settled is not None:
+            lates.extend(late)
+            return settled
         if not found and not late:
             tied = out.tie_broken
             if tied is not None and (tied.plan is None or chance_cuts(ctx, tied.plan) or late_cuts(ctx, tied.plan)):
@@ -277,7 +309,7 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
 def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
                     forced: Forcing | None = None, protect: frozenset[str] = frozenset(),
                     hint: Hint | None = None, cost_cap: int | None = None,
-                    speculate: Callable[[int], bool] | None = None) -> PairOutcome:
+                    speculate: Callable[[int], bool] | None = None, settle: float = 0.0) -> PairOutcome:
     """Optimise over `universe` (one pair), modelling only the points whose bound could still win (`grow.py`).
 
     The presolve (`model/reduce.py`) decides per point which quotes are modelled there, so a model over some of
@@ -303,7 +335,7 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
             if out.plan is None or chance_cuts(ctx, out.plan):
                 return out
             late = late_cuts(ctx, out.plan)
-            if not late or not all([add_late_cut(b, c) for c in late]):
+            if not late or _within(ctx, out, late, settle) or not all([add_late_cut(b, c) for c in late]):
                 return out
             ctx.late_cuts.setdefault(pair, []).extend(late)
             log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s (cut in the model)",
@@ -347,6 +379,34 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
     return run(model(None), hint, tie_break)
 
 
+def _shortfall(out: PairOutcome, late: list[LateCut]) -> int:
+    """Money units the model charged the plan found less than its joint lateness (the first cut is on its quotes)."""
+    assert out.plan is not None and out.plan.late_units is not None
+    return late[0].units - out.plan.late_units
+
+
+def _within(ctx: Context, out: PairOutcome, late: list[LateCut], settle: float) -> bool:
+    """Whether a model optimum charged `late` too little may end its pair's search: the shortfall is at most
+    `settle` of the plan's cost (as the model counts it, in money units)."""
+    if settle <= 0 or not late or out.status != OPTIMAL or out.plan is None or out.plan.late_units is None:
+        return False
+    return _shortfall(out, late) <= settle * out.plan.model_cost_units
+
+
+def _settle(ctx: Context, out: PairOutcome, late: list[LateCut], settle: float) -> PairOutcome | None:
+    """The settled outcome of a model optimum within `settle` (`_within`), else None: the plan with its lateness
+    charged in full (its model cost raised by the shortfall, as the cut on its quotes would charge it), its exact
+    objective, and the model's optimum as the pair's bound (the model never charges a plan more than it costs)."""
+    if not _within(ctx, out, late, settle):
+        return None
+    assert out.plan is not None and out.objective is not None
+    short = _shortfall(out, late)
+    plan = replace(out.plan, model_cost_units=out.plan.model_cost_units + short, late_units=late[0].units)
+    extra = objective(short, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit) \
+        - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
+    return PairOutcome(SETTLED, plan, out.objective + int(extra), out.objective)
+
+
 def _hint_of(plan: Plan | None) -> Hint | None:
     return None if plan is None else Hint(plan.option, plan.nodes, plan.decision()[2])
 
@@ -373,6 +433,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     cost_hi = ctx.cost_hi()
     pairs = universe.pairs()
     tied: dict[str, PairOutcome] = {}
+    settled: dict[str, PairOutcome] = {}
     for pair, out in zip(pairs, _solve_pairs(ctx, pairs, cost_hi), strict=True):
         if out.tie_broken is not None:
             tied[pair] = out.tie_broken
@@ -385,8 +446,10 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
         check_plan(problem, universe, out.plan)
         assert out.objective is not None
         solved.append((out.objective, pair, out.plan))
-        if out.status != OPTIMAL:
+        if out.status not in (OPTIMAL, SETTLED):
             unproven.append((pair, out.bound))
+        if out.settled:
+            settled[pair] = out
         log.info("pair %s: %s, objective %s", pair, out.status, out.objective)
     solved.sort(key=lambda t: rank(t[0], t[2], t[1]))
     if solved and not unproven:
@@ -412,8 +475,9 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
     if settings.cross_check:
         _cross_check(ctx, status, best)
     # Runners-up in the order of the objective (cost for `cost`, finish for `time`), as the solve ranks pairs.
-    alternatives = tuple(Alternative(p, p.total_cost - best_plan.total_cost)  # type: ignore[union-attr]
-                         for _, _, p in solved[1:])
+    alternatives = tuple(Alternative(p, p.total_cost - best_plan.total_cost,  # type: ignore[union-attr]
+                                     _settled_gap(ctx, settled.get(pair)))
+                         for _, pair, p in solved[1:])
     if best_plan is not None:
         warnings.extend(best_plan.warnings)
     excluded = [ExcludedOption(e.accelerator, e.mode, e.system, (Reason(e.reason),))
@@ -426,6 +490,15 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
                   infeasible_pairs=tuple(infeasible),
                   stopped_by=settings.wall_limit if ctx.engine.out_of_time else None)
+
+
+def _settled_gap(ctx: Context, out: PairOutcome | None) -> float:
+    """At most how many dollars less the best plan of a settled pair costs than the plan shown (0: it is the best)."""
+    if out is None or out.plan is None or out.plan.late_units is None or out.objective is None or out.bound is None:
+        return 0.0
+    per_unit = objective(1, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit) \
+        - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
+    return (out.objective - out.bound) / per_unit * ctx.unit
 
 
 @dataclass(frozen=True)
@@ -545,7 +618,8 @@ def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[Pa
     least = SharedMinimum()
 
     def one(pair: str) -> tuple[PairOutcome, tuple[list[ChanceCut], list[LateCut]]]:
-        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint, speculate=least.offer)
+        out = solve_pair(ctx, ctx.universe.subset(pair), cost_hi, tie_break=False, hint=hint, speculate=least.offer,
+                         settle=ctx.settings.settle)
         return out, (ctx.cuts.get(pair, []), ctx.late_cuts.get(pair, []))
 
     outcomes = []
@@ -555,7 +629,29 @@ def _solve_pairs(ctx: Context, pairs: list[str], cost_hi: int | None) -> list[Pa
         if lates:
             ctx.late_cuts[pair] = lates
         outcomes.append(out)
-    return outcomes
+    return _unsettle(ctx, pairs, outcomes, cost_hi)
+
+
+def _unsettle(ctx: Context, pairs: list[str], outcomes: list[PairOutcome], cost_hi: int | None) -> list[PairOutcome]:
+    """The settled pairs that could still rank in the first `exact_places` places (the winner and the runner-up by
+    default), searched again to their proven optimum (in the pairs' order, with the cuts their first search
+    found), until none can. With P the objective of the plan in the last of those places among all the plans found,
+    a settled pair whose bound is above P cannot reach them (its optimum is at least its bound), and keeps its plan,
+    within `settle` of its optimum; nor can a plan it could have displace one of them. P can only fall as pairs
+    are searched exactly, hence the loop. So the places that matter hold proven optima, and the answer is the same
+    as with every pair searched exactly (`tests/test_settle.py`)."""
+    outcomes = list(outcomes)
+    places = max(1, ctx.settings.exact_places)
+    while True:
+        found = sorted(o.objective for o in outcomes if o.plan is not None and o.objective is not None)
+        last = found[min(places, len(found)) - 1] if found else None
+        k = next((k for k, o in enumerate(outcomes) if o.settled and last is not None and o.bound is not None
+                  and o.bound <= last), None)
+        if k is None:
+            return outcomes
+        log.info("pair %s: settled, may rank in the first %d: searched to its optimum", pairs[k], places)
+        outcomes[k] = solve_pair(ctx, ctx.universe.subset(pairs[k]), cost_hi, tie_break=False,
+                                 hint=ctx.settings.hint)
 
 
 def per_pair(ctx: Context, pairs: list[str], one: Callable[[str], T]) -> list[T]:

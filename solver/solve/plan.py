@@ -278,8 +278,13 @@ def _term_warnings(pq: PlanQuote, wall_hours: float) -> list[str]:
 
 @dataclass(frozen=True)
 class Alternative:
+    """The best plan found of a pair other than the winner's, and what it costs more than the winner (dollars)."""
+
     plan: Plan
     delta_usd: float
+    settled_usd: float = 0.0
+    """0 when `plan` is its pair's proven best; else the pair was searched only to within this many dollars of its
+    best (`pipeline.SETTLE_GAP`: it cannot win), and its best plan may cost up to this much less."""
 
 
 @dataclass(frozen=True)
