@@ -532,7 +532,7 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
         return _sensitivity_program(problem, top, sweep_names, no_sweeps, chart_path, fmt, run_on, out,
                                     _settings(time_limit, allow_expired, debug_model).limits,
                                     {"--allow-expired": allow_expired or None, "--debug-model": debug_model})
-    settings = _settings(time_limit, allow_expired, debug_model)
+    settings = _settings(time_limit, allow_expired, debug_model, exact_places=max(2, top or 3))
     ranked = ranking(problem, settings)
     if ranked.main.plan is None:  # before the sweeps start: a pool that starts only to stop costs a second
         out.write("no plan satisfies the problem, so there is no ranking to test; `plan solve` explains why.\n")
@@ -685,7 +685,7 @@ def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str
 @_process
 def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
     """What changed between two saved plans or two saved programs (`plan solve --save`), and which inputs
-    caused it."""
+    caused it. Exit status as diff(1): 0 no change, 1 changed, 2 bad input."""
     from solver.answers import history
     from solver.errors import InputError
     from solver.inputs.saved import load_saved_any
@@ -700,10 +700,16 @@ def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
         from solver.render.program import render_program_diff
         d = program_diff(a, b)
         out.write(to_json(d) if fmt == "json" else render_program_diff(d, f"Changes from {old} to {new}:"))
-        return 0
+        return DIFF_CHANGED if any(k != "causes" for k in d) else 0
     d = history.diff(a, b)
     out.write(to_json(d) if fmt == "json" else render_diff(d))
-    return 0
+    return DIFF_CHANGED if d["summary"]["changed"] else 0
+
+
+DIFF_CHANGED = 1
+"""`plan diff`'s exit status when the plans differ, as diff(1) and `git diff --exit-code` have it: 0 the same plan,
+1 a change (in the decision, a cost line or the status; input changes alone that move nothing are 0), 2 bad
+input."""
 
 
 @main.command()

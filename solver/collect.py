@@ -1,15 +1,16 @@
 """Cyclic garbage collection paused around allocation-heavy work, and always restored.
 
 Building a universe allocates hundreds of thousands of small long-lived objects (points, price templates, cost
-lines). Every automatic full collection re-scans all of them, which cost about 40% of the universe build of a
-1,000-quote catalog and half of a small what-if (bench/README.md). Nothing built there is cyclic garbage, so
-collection waits until the block ends; the collector's previous state is restored whatever happens.
+lines). Every automatic full collection re-scans all of them (CPython's collector traverses every tracked object
+of the generations it collects), so a block pays again for everything it built so far at each one (measured:
+bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). Nothing built there is cyclic
+garbage, so collection waits until the block ends; the collector's previous state is restored whatever happens.
 
 A sweep runs many such blocks in one process. Turned back on after each, the collector scans the block's young
-objects at the next allocation — 0.2 s per what-if of the 200B example while a universe was still a reference cycle
-(its points and their option referred to each other; now `Point.option` is weak and a universe goes by reference
-counting) — and never turned back on, whatever cyclic garbage remains would pile up. So between units (`unit`) the
-garbage is frozen out of the collector's way, and collected once there is enough of it.
+objects at the next allocation — a scan of everything the block made, which goes by reference counting anyway
+(`Point.option` is weak, so a universe is no reference cycle) — and never turned back on, whatever cyclic garbage
+remains would pile up. So between units (`unit`) the garbage is frozen out of the collector's way, and collected
+once there is enough of it.
 """
 
 from __future__ import annotations

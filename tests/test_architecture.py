@@ -121,6 +121,16 @@ def test_functions_are_small() -> None:
     assert long == []
 
 
+MAX_MODULE_LINES = 700
+"""A module a reader can hold in mind; past this, split along a seam (a constraint family, a kind of proof)."""
+
+
+def test_modules_are_small() -> None:
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in sorted(SOLVER.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
+    assert long == []
+
+
 def test_a_class_name_has_one_meaning() -> None:
     """No two public classes of `solver/` share a name: `Lines` of cost and `Lines` of a file's line numbers, or a
     protocol named as the class it describes, made a reader look up which one a signature meant."""

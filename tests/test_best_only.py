@@ -18,7 +18,8 @@ from solver.inputs.problem import load_problem
 from solver.model.objective import objective
 from solver.render.jsonout import plan_dict, to_json
 from solver.solve.brute import brute_force
-from solver.solve.pipeline import NO_PLAN_BOUND, SolveSettings, best_only, may_win, prepare, solve_problem
+from solver.solve.best import best_only, may_win
+from solver.solve.pipeline import NO_PLAN_BOUND, SolveSettings, prepare, solve_problem
 
 from test_optimality import EXAMPLES, _load, extra_quotes, problems
 

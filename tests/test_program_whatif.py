@@ -127,7 +127,7 @@ def test_diff_of_two_saved_programs_names_the_inputs(runner: CliRunner, tmp_path
     assert runner.invoke(main, ["solve", SMALL, "--save", str(b), "--set", "workloads.pre.workload.tokens=1.6T",
                                 "--set", "quotes.lambda-b200-1x-ondemand.usd_per_gpu_hour=9"]).exit_code == 0
     r = runner.invoke(main, ["diff", str(a), str(b), "--format", "json"])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # a change: diff(1)'s status
     causes = json.loads(r.output)["causes"]
     assert {"kind": "problem", "path": "workloads.pre.workload.tokens", "from": 1.4e12, "to": 1.6e12,
             "used": True} in causes

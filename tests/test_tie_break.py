@@ -16,6 +16,7 @@ import pytest
 
 from solver.inputs.problem import Problem, load_problem
 from solver.render.jsonout import result_dict, to_json
+from solver.solve import best as best_mod
 from solver.solve import forked, pipeline
 from solver.solve.pipeline import SolveSettings, prepare, solve_pair, solve_problem
 
@@ -85,14 +86,14 @@ def test_the_best_only_search_tie_breaks_an_uncapped_winner_during_its_search(ti
     the best plan so far; the first is uncapped, and here it is the winner: its tie-break comes with its search,
     and the plan is `solve_problem`'s."""
     searches: list[tuple[bool, int | None]] = []
-    real = pipeline.solve_pair
+    real = best_mod.solve_pair
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         searches.append((kwargs["tie_break"], kwargs.get("cost_cap")))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "solve_pair", counting)
-    best = pipeline.best_only(tied, SETTINGS)
+    monkeypatch.setattr(best_mod, "solve_pair", counting)
+    best = best_mod.best_only(tied, SETTINGS)
     assert searches[0] == (False, None) and all(not tb for tb, _cap in searches)
     solved = solve_problem(tied, SETTINGS, prepare(tied, SETTINGS))
     assert best.plan == solved.plan and best.status == solved.status == "optimal"

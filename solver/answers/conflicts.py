@@ -11,6 +11,10 @@ Three sources of proof, cheapest first:
 
 Every solve goes through the command's engine, so `--time-limit` bounds it. A solve that stops at the limit proves
 nothing: a group whose removal could not be decided is kept, and the result says it is **not proven minimal**.
+
+Where they live: point-local covers in `covers.py`, assumption cores and the shared check `_decide` in `cores.py`,
+the deletion filter (QuickXplain) in `deletion.py`, what a minimisation is asked and answers in `minimum.py`. This
+module holds the pair oracle and the searches that need it, and re-exports the rest, so callers import from here.
 """
 
 from __future__ import annotations
@@ -18,196 +22,29 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import logging
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Set as AbstractSet
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ..estimate.options import Option, Point, Universe
-from ..inputs.problem import Problem
 from ..model.builder import Built, build
 from ..model.groups import capacity_group, capacity_quote, rank
 from ..model.money import floor_units
-from ..model.screening import Reasons
-from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Outcome
+from ..solve.engine import FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN
 from ..solve.grow import Step, grow
 from ..solve.pipeline import Context, Forcing, per_pair
+from .cores import Conflict, _decide, minimal_conflict
+from .cores import _units as _units
+from .covers import _items_cover, _shrunk, covering_reason, shrink
+from .covers import _cover as _cover, _shared_singleton as _shared_singleton
+from .deletion import deletion_filter
+from .deletion import _delete_one_by_one as _delete_one_by_one, _Stopped as _Stopped
+from .minimum import BOUND_KIND, NO_FLOOR, Kind, Minimum, PointFloor, _kind, budgeted
 from .witness import limits_of, witness, witness_alone
 
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A set of group ids that cannot all hold; `proven` is False when a time limit left minimality undecided."""
-
-    groups: tuple[str, ...]
-    proven: bool = True
-
-
-def _decide(ctx: Context, b: Built, active: list[Any], label: str) -> str:
-    """Whether the model has a plan with the `active` literals true (the others free): a copy with them fixed,
-    solved with presolve. Only the core itself needs assumptions (and presolve off, google/or-tools#5141); a status
-    does not, and presolve on fixed literals settles in a second what the assumption search could not in 20."""
-    m = b.model
-    m.clear_objective()
-    m.clear_assumptions()
-    trial = m.clone()
-    for lit in active:
-        trial.add_bool_and([lit])
-    return ctx.engine.solve(trial, label=label).status
-
-
-def minimal_conflict(ctx: Context, b: Built, forced: list[Any], order: list[str] | None = None,
-                     shown: Callable[[set[str]], bool] | None = None) -> Conflict | None:
-    """A subset-minimal set of group ids infeasible together with `forced` (source 2), the quotes' capacities
-    counted as one unit (`_units`); None if feasible.
-
-    `shown(active)` may prove a deletion feasible without a solve (`witness.py`). Minimal because feasibility is
-    monotone (fewer groups, more plans): a group kept was needed when tested, and the
-    final set is a subset of the set it was tested in."""
-    groups = order or sorted(b.lits)
-    m = b.model
-    m.clear_objective()
-    m.clear_assumptions()
-    m.add_assumptions([b.lits[g] for g in groups] + forced)
-    try:
-        out = ctx.engine.solve(m, label="core", presolve=False)
-    finally:
-        m.clear_assumptions()
-    if out.status != INFEASIBLE:
-        return None if out.status != UNKNOWN else Conflict(tuple(groups), proven=False)
-    index = {b.lits[g].index: g for g in groups}
-    hinted = {index[i] for i in out.solver.sufficient_assumptions_for_infeasibility() if i in index}
-    core = [g for g in groups if g in hinted]
-    if not core or _decide(ctx, b, [b.lits[g] for g in core] + forced, "core-check") != INFEASIBLE:
-        core = list(groups)
-    units = _units(core)
-    proven = True
-    i = 0
-    while i < len(units):
-        trial = units[:i] + units[i + 1:]
-        if shown is not None and shown({g for unit in trial for g in unit}):
-            i += 1
-            continue
-        st = _decide(ctx, b, [b.lits[g] for unit in trial for g in unit] + forced, "core-shrink")
-        if st == INFEASIBLE:
-            units = trial
-        else:
-            proven = proven and st != UNKNOWN
-            i += 1
-    return Conflict(tuple(g for unit in units for g in unit), proven)
-
-
-def _units(groups: list[str]) -> list[tuple[str, ...]]:
-    """The groups as the conflict search deletes them: each on its own, except the quotes' capacities, one unit
-    (at the place of the first). A marketplace pair has hundreds of quotes; deleting their capacities one by one
-    would cost a solve each and say little more than "the quotes' capacities" does."""
-    caps = tuple(g for g in groups if capacity_quote(g) is not None)
-    out: list[tuple[str, ...]] = []
-    for g in groups:
-        if capacity_quote(g) is None:
-            out.append((g,))
-        elif g == caps[0]:
-            out.append(caps)
-    return out
-
-
-def covering_reason(ctx: Context, sub: Universe) -> list[str] | None:
-    """Source 1: a small set of groups whose point-local reasons cover every workable point of `sub`, shrunk by
-    deletion to be minimal among such proofs; None when some point has no local reason (the reason is then about
-    allocation, start dates or rules — left to CP-SAT)."""
-    shared = _shared_singleton(ctx, sub)
-    if shared is not None:
-        return [shared]
-    cover = _cover(ctx, sub, priced=False)
-    if cover is not None and "budget.max_usd" in cover:
-        # the budget was needed somewhere: with its reasons at every point it may cover the rest too
-        cover = _cover(ctx, sub, priced=True)
-    return cover
-
-
-def _cover(ctx: Context, sub: Universe, *, priced: bool) -> list[str] | None:
-    """The greedy cover of `covering_reason`; without `priced`, the budget's reasons (which need the point priced)
-    are used only where nothing else excludes a point."""
-    items: list[Reasons] = []
-    for o in sub.options:
-        for pt in o.points:
-            if pt.workable:
-                v = (ctx.screen.violations(pt) if priced else
-                     ctx.screen.violations(pt, budget=False) or ctx.screen.violations(pt))
-                if not v:
-                    return None
-                items.append(v)
-    if not items:
-        return None
-
-    chosen: set[str] = set()
-    first: dict[frozenset[str], tuple[int, str]] = {}   # an item's best-ranked group, once per distinct item
-
-    def best(it: frozenset[str]) -> tuple[int, str]:
-        got = first.get(it)
-        if got is None:
-            got = first[it] = min(rank(g) for g in it)
-        return got
-
-    def weight(it: frozenset[str]) -> tuple[int, tuple[int, str]]:
-        return len(it - chosen), best(it)
-
-    for its in items:
-        if not any(it <= chosen for it in its):
-            pick: frozenset[str] = min(its, key=weight)
-            chosen |= pick
-    return sorted(shrink(items, chosen), key=rank)
-
-
-def shrink(items: list[Reasons], chosen: set[str]) -> set[str]:
-    """The cover `chosen` (every point's items include one within it) less each group, latest rank first, that every
-    point can do without: g goes when every point keeps an item within what is left that does not contain g, i.e.
-    when g is in no point's core (the intersection of its items within what is left).
-
-    Points with the same items are one; each core is kept with a count of the cores holding each group, and only the
-    points that lose an item when g goes are looked at again (a marketplace pair has thousands of points, its
-    capacity items hundreds of quotes)."""
-    chosen = set(chosen)
-    within: list[tuple[frozenset[str], ...]] = list({tuple(it for it in its if it <= chosen): None for its in items})
-    cores = [frozenset.intersection(*row) for row in within]
-    blocked = Counter(g for core in cores for g in core)
-    holders: dict[str, set[int]] = {}
-    for p, row in enumerate(within):
-        for it in row:
-            for g in it:
-                holders.setdefault(g, set()).add(p)
-    for g in sorted(chosen, key=rank, reverse=True):
-        if blocked[g]:
-            continue
-        chosen.discard(g)
-        for p in holders.get(g, ()):
-            kept = tuple(it for it in within[p] if g not in it)
-            if len(kept) == len(within[p]):
-                continue
-            core = frozenset.intersection(*kept)
-            blocked.update(core - cores[p])
-            within[p], cores[p] = kept, core
-    return chosen
-
-
-def _shared_singleton(ctx: Context, sub: Universe) -> str | None:
-    """One group that alone excludes every workable point (memory, a policy, the site's racks …), found from the
-    cheap point-local reasons: then it is the whole explanation, minimal since one group is."""
-    common: set[str] | None = None
-    for o in sub.options:
-        for pt in o.points:
-            if not pt.workable:
-                continue
-            singles = {next(iter(it)) for it in ctx.screen.violations(pt, budget=False) if len(it) == 1}
-            common = singles if common is None else common & singles
-            if not common:
-                return None
-    return min(common, key=rank) if common else None
 
 
 def exclusion_reasons(ctx: Context, pairs: list[str]) -> dict[str, Conflict]:
@@ -275,69 +112,6 @@ def _pair_status_of(ctx: Context, sub: Universe) -> Callable[[set[str]], str] | 
             oracle.append(PairOracle(ctx, pairs=[pair]))
         return oracle[0]._bounded_status(pair, active)
     return status
-
-
-def _shrunk(ctx: Context, sub: Universe, model: Callable[[], tuple[Built, list[Any]]], cover: list[str],
-            status: Callable[[set[str]], str] | None = None) -> Conflict:
-    """A point-local cover made minimal: each group (the quotes' capacities as one unit, `_units`) whose removal
-    the model still finds infeasible is dropped
-    (feasibility is monotone, so what is kept was needed when tested and stays needed). The cover is minimal among
-    point-local proofs already; a reason that spans points (capacity shared by node counts, budget across quotes)
-    can make a group of it redundant, which only a solve shows — `status` (`_pair_status_of`) when given, else the
-    forced model. Once `--max-seconds` is spent the groups not yet tried stay, and minimality is not claimed."""
-    core = list(cover)
-    proven = True
-    for unit in reversed(_units(sorted(cover, key=rank))):
-        if ctx.engine.spent():
-            return Conflict(tuple(sorted(core, key=rank)), False)
-        trial = [h for h in core if h not in unit]
-        if not trial or witness(ctx, sub, set(trial)):
-            continue
-        if _items_cover(ctx, sub, set(trial)):
-            core = trial
-            continue
-        if status is not None:
-            st = status(set(trial))
-            if st == INFEASIBLE:
-                core = trial
-            elif st == UNKNOWN:
-                proven = False
-            continue
-        b, forced = model()
-        st = _decide(ctx, b, [b.lits[h] for h in trial if h in b.lits] + forced, "cover-shrink")
-        if st == INFEASIBLE:
-            core = trial
-        elif st == UNKNOWN:
-            proven = False
-    return Conflict(tuple(sorted(core, key=rank)), proven)
-
-
-def _items_cover(ctx: Context, sub: Universe, active: AbstractSet[str]) -> bool:
-    """Every workable point of `sub` has a point-local reason within `active`, or no plan by its bounds under
-    `active` (`Bounds.point_lower`: a relaxation of the model with those groups, so None there is a proof — the
-    budget against the fills of the quotes ready in time, a capacity short of n): no plan, proven without a solve."""
-    bounds = ctx.bounds if ctx.bounds.sound else None
-    return all(any(it <= active for it in ctx.screen.violations(pt))
-               or (bounds is not None and bounds.point_lower(pt, active) is None)
-               for o in sub.options for pt in o.points if pt.workable)
-
-
-NO_FLOOR = 2 ** 62
-"""The floor of a pair with no open point (it has no candidates either)."""
-BOUND_KIND = {"cost": 0, "cash": 1, "finish": 2}
-"""Which of a point's lower bounds (`Bounds.point_lower`: cost, cash, finish day) bounds each minimised quantity."""
-PointFloor = Callable[[Point], int]
-"""A lower bound on a minimised quantity at every plan of a point under the minimisation's active groups, for a
-quantity the point bounds do not bound (a quote's nodes, the start: `PairOracle.quote_floor`, `relax.py`)."""
-Kind = int | PointFloor
-"""What bounds a bounded minimisation: a `BOUND_KIND` index into `Bounds.point_lower`, or a `PointFloor`."""
-
-
-def budgeted(problem: Problem) -> Callable[[Built], Any]:
-    """What the budget limits, as a model expression: the plan's cash or its cost (`budget.applies_to`)."""
-    if problem.spec.budget.applies_to == "cash":
-        return lambda b: b.cash
-    return lambda b: b.cost
 
 
 class PairOracle:
@@ -799,26 +573,6 @@ class PairOracle:
         return got if found.status in (OPTIMAL, INFEASIBLE) else dataclasses.replace(got, complete=False)
 
 
-def _kind(lower: str | PointFloor) -> Kind:
-    return BOUND_KIND[lower] if isinstance(lower, str) else lower
-
-
-@dataclass(frozen=True)
-class Minimum:
-    """The result of one minimisation: the value, the model and the outcome (for reading the plan), the pair, and
-    whether every pair was decided (`complete`): only then is the minimum over the whole problem proven."""
-
-    value: int
-    model: Built
-    outcome: Outcome
-    pair: str = ""
-    complete: bool = True
-
-    @property
-    def proven(self) -> bool:
-        return self.outcome.status == OPTIMAL and self.complete
-
-
 def _minimize_in(ctx: Context, b: Built, assumptions: list[Any], quantity: Callable[[Built], Any],
                  cap: tuple[Callable[[Built], Any], int] | None, label: str, *, shared: bool = False) -> Minimum:
     """Minimise `quantity(b)` under `assumptions` (and `cap` = (expression, bound), for this solve only). On a
@@ -842,86 +596,5 @@ def _minimize_in(ctx: Context, b: Built, assumptions: list[Any], quantity: Calla
     return Minimum(value, b, out, label)
 
 
-def deletion_filter(status: Callable[[list[str]], str], groups: list[str], seed: list[str] | None,
-                    stop: Callable[[], bool] | None = None,
-                    needed: Callable[[list[str]], set[str]] | None = None) -> Conflict:
-    """Shrink an infeasible set of groups to a minimal one: the *preferred* minimal conflict for the order of
-    `groups` (of `seed` when it is infeasible) — the one that deleting each group from last to first, whenever the
-    rest stays infeasible, keeps.
-
-    Found by QuickXplain (U. Junker, "QuickXplain: preferred explanations and relaxations for over-constrained
-    problems", AAAI 2004): split the candidates in halves and recurse, so a conflict of k among n groups costs about
-    2k·log₂(n/k) + 2k feasibility checks instead of n (an infeasible program has ~46 groups and 4 in conflict: ~25
-    checks), and many are on small sets, quick to decide. Junker proves it returns the same preferred conflict as the
-    deletion above when every check is decided. Feasibility is monotone (fewer groups, more plans), so the result
-    is minimal. A check the time limit leaves undecided voids that argument: the deletion is then run as such, and a
-    removal it cannot decide keeps its group (the conflict is then not proven minimal).
-
-    `needed(start)` names groups of the infeasible start whose removal alone is shown to leave a plan. Every subset
-    of the start without such a group has a plan too, so the deletion never removes one: it runs the same with them
-    as QuickXplain's background, and only the others are candidates. With 7,871 of 7,875 needed capacities among
-    92,704 groups named so, QuickXplain has a dozen candidates left.
-
-    `stop()` true (`--max-seconds` spent) ends the search at once with the infeasible set it started from, not
-    proven minimal: every further check would be undecided, and deleting one by one over thousands of quote
-    capacities is itself long (an infeasible deadline at 10,000 quotes under --max-seconds 5 ran for 300 s and 1.9 GB
-    before it was killed)."""
-    core = seed if seed is not None and status(seed) == INFEASIBLE else list(groups)
-    if not core:
-        return Conflict((), True)
-    kept = needed(core) & set(core) if needed is not None else set()
-    background = [g for g in core if g in kept]
-    candidates = [g for g in core if g not in kept]
-    undecided = [False]
-
-    def infeasible(active: list[str]) -> bool:
-        if stop is not None and stop():
-            raise _Stopped
-        st = status(active)
-        undecided[0] = undecided[0] or st == UNKNOWN
-        return st == INFEASIBLE
-
-    def preferred(background: list[str], added: bool, candidates: list[str]) -> list[str]:
-        if added and infeasible(background):
-            return []
-        if len(candidates) == 1:
-            return list(candidates)
-        half = len(candidates) // 2
-        first, second = candidates[:half], candidates[half:]
-        later = preferred(background + first, True, second)
-        return preferred(background + later, bool(later), first) + later
-
-    try:
-        found = set(preferred(background, bool(background), candidates)) if candidates else set()
-    except _Stopped:
-        return Conflict(tuple(core), False)
-    if not undecided[0]:
-        return Conflict(tuple(g for g in core if g in kept or g in found), True)
-    return _delete_one_by_one(status, core, stop, kept)
-
-
-class _Stopped(Exception):
-    """The wall clock ended a conflict search (`deletion_filter`'s `stop`)."""
-
-
-def _delete_one_by_one(status: Callable[[list[str]], str], core: list[str],
-                       stop: Callable[[], bool] | None = None, kept: AbstractSet[str] = frozenset()) -> Conflict:
-    """The deletion `deletion_filter` describes, one check per group, last to first; an undecided removal keeps its
-    group and the result is not proven minimal. Groups in `kept` are known to stay (`needed`). `stop()` true keeps
-    every group not yet tried."""
-    proven = True
-    i = len(core) - 1
-    while i >= 0:
-        if stop is not None and stop():
-            return Conflict(tuple(core), False)
-        if core[i] in kept:
-            i -= 1
-            continue
-        trial = core[:i] + core[i + 1:]
-        st = status(trial)
-        if st == INFEASIBLE:
-            core = trial
-        elif st == UNKNOWN:
-            proven = False
-        i -= 1
-    return Conflict(tuple(core), proven)
+__all__ = ["Conflict", "PairOracle", "Minimum", "PointFloor", "Kind", "NO_FLOOR", "BOUND_KIND", "budgeted",
+           "minimal_conflict", "covering_reason", "shrink", "exclusion_reasons", "why_excluded", "deletion_filter"]

@@ -434,9 +434,10 @@ def _main_thread() -> bool:
 
 def as_unit(fn: Callable[[U], R], unit: U) -> R:
     """fn(unit) with cyclic garbage collection paused, as a command runs in its own process, and its garbage set aside
-    after (`collect.unit`). Every executor runs its units this way: in a worker that collected as it went, a what-if
-    of the 200B example took three times as long (0.35 → 1.05 s), so a pool of two processes was slower than one
-    process; one that never collected would hold gigabytes after a hundred units."""
+    after (`collect.unit`). Every executor runs its units this way: a worker that collected as it went would re-scan
+    the long-lived objects of every universe it built at each automatic full collection (`collect.py`), which made a
+    pool of two processes slower than one process (measured: bench/README.md, "Timings that used to live in
+    docstrings (moved 2026-12-07)"); one that never collected would hold gigabytes after a hundred units."""
     with collect.unit():
         return fn(unit)
 

@@ -23,7 +23,8 @@ from ..inputs.overrides import Change
 from ..inputs.problem import Problem
 from ..solve.engine import OPTIMAL
 from ..solve.forked import fork_map
-from ..solve.pipeline import Best, SolveSettings, best_only, prepare, processes_for_problem, solve_problem
+from ..solve.best import Best, best_only
+from ..solve.pipeline import SolveSettings, prepare, processes_for_problem, solve_problem
 from ..solve.plan import Plan
 from .risk import deadline_chance
 
@@ -101,8 +102,9 @@ def _point(problem: Problem, plan: Plan, proven: bool) -> FrontierPoint:
 
 PRUNED_FROM_QUOTES = 5_000
 """Quotes from which each date's winner is found by `best_only` (pairs searched one after another, by bound,
-most never): with 10,000 quotes the frontier takes 24 s instead of 55 s. Below, the full solve's pairs side by side
-on every CPU are as fast or faster (1,000 quotes: 11.9 s against 12.8 s; the bundled example 4.0 against 4.3 s)."""
+most never): with many quotes each pair's search is long, and a pair whose bound cannot beat the best plan found
+is never searched. Below, every pair's search is short, and the full solve's pairs side by side on every CPU are
+as fast or faster (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)")."""
 
 
 def _winner(problem: Problem, settings: SolveSettings) -> Best:

@@ -38,8 +38,74 @@ def _decision(plan: dict[str, Any] | None) -> Any:
     return (plan["option"], plan["nodes"], tuple(sorted((q["id"], q["nodes"]) for q in plan["quotes"])))
 
 
+PLAN_FIELDS = ("accelerator", "system", "mode", "offer", "nodes", "gpus", "start", "finish")
+"""What a decision is, field by field (`offer`: on demand, reserved, spot or managed, from schema 2 on)."""
+RISK_FIELDS = (("p_deadline", "P(deadline)"), ("late_days_expected", "expected days late"),
+               ("finish_p90", "finish p90"), ("objective_usd", "expected cost with lateness"))
+"""The risk figures a diff shows (each only when both saved plans carry it)."""
+
+
+def _action(before: Any, after: Any) -> str:
+    """`terraform plan`'s markers: add (nothing before), remove (nothing after), change."""
+    if before in (None, 0) and after not in (None, 0):
+        return "add"
+    if after in (None, 0) and before not in (None, 0):
+        return "remove"
+    return "change"
+
+
+def _plan_changes(po: dict[str, Any], pn: dict[str, Any]) -> list[dict[str, Any]]:
+    """The decision's fields, each used quote's nodes, the cash, then the risk figures that differ."""
+    changes: list[dict[str, Any]] = []
+    for key in PLAN_FIELDS:
+        if key in po and key in pn and po[key] != pn[key]:
+            changes.append({"field": key, "from": po[key], "to": pn[key], "action": "change"})
+    qo = {q["id"]: q["nodes"] for q in po["quotes"]}
+    qn = {q["id"]: q["nodes"] for q in pn["quotes"]}
+    for qid in sorted(set(qo) | set(qn)):
+        a, b = qo.get(qid, 0), qn.get(qid, 0)
+        if a != b:
+            changes.append({"field": f"quote {qid}", "from": a, "to": b, "unit": "nodes", "action": _action(a, b)})
+    cash_a, cash_b = po["cash_usd"].get("total"), pn["cash_usd"].get("total")
+    if cash_a is not None and cash_b is not None and abs(cash_a - cash_b) >= 1:
+        changes.append({"field": "cash", "from": cash_a, "to": cash_b, "unit": "usd", "action": "change"})
+    ra, rb = po.get("risk") or {}, pn.get("risk") or {}
+    for key, _label in RISK_FIELDS:
+        if ra.get(key) is not None and rb.get(key) is not None and ra[key] != rb[key]:
+            changes.append({"field": key, "from": ra[key], "to": rb[key], "action": "change",
+                            **({"unit": "usd"} if key.endswith("_usd") else {})})
+    return changes
+
+
+def _cost_lines(po: dict[str, Any], pn: dict[str, Any]) -> list[dict[str, Any]]:
+    """Cost lines (dollars) that moved by a dollar or more; a line only one plan has is added or removed."""
+    lines = []
+    for name in sorted(set(po["cost_usd"]) | set(pn["cost_usd"])):
+        a, b = po["cost_usd"].get(name), pn["cost_usd"].get(name)
+        if abs((a or 0.0) - (b or 0.0)) >= 1:
+            action = "add" if a is None else "remove" if b is None else "change"
+            lines.append({"line": name, "from": a or 0.0, "to": b or 0.0, "delta": (b or 0.0) - (a or 0.0),
+                          "action": action})
+    return lines
+
+
+def _summary(d: dict[str, Any], po: dict[str, Any] | None, pn: dict[str, Any] | None) -> dict[str, Any]:
+    """Counts by marker (decision fields, quotes and cost lines), the cost and cash deltas, and whether anything
+    changed at all (what `plan diff`'s exit status says)."""
+    rows = d["changes"] + d.get("cost_lines", [])
+    count = {a: sum(1 for r in rows if r.get("action") == a) for a in ("add", "remove", "change")}
+    out: dict[str, Any] = {"changed": bool(rows) or d["status"][0] != d["status"][1], "add": count["add"],
+                           "remove": count["remove"], "change": count["change"]}
+    if po and pn:
+        out["cost_delta_usd"] = (pn["cost_usd"].get("total") or 0.0) - (po["cost_usd"].get("total") or 0.0)
+        out["cash_delta_usd"] = (pn["cash_usd"].get("total") or 0.0) - (po["cash_usd"].get("total") or 0.0)
+    return out
+
+
 def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """Structured differences between two saved solves (validated by `inputs.saved.load_saved`)."""
+    """Structured differences between two saved solves (validated by `inputs.saved.load_saved`), the way
+    `terraform plan` lists them: each row carries an `action` (add, remove, change), and `summary` counts them and
+    says whether anything changed."""
     ro, rn = old["result"], new["result"]
     po, pn = ro.get("plan"), rn.get("plan")
     out: dict[str, Any] = {"same_inputs": old["inputs"]["digest"] == new["inputs"]["digest"],
@@ -48,23 +114,13 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                            "status": [ro["status"], rn["status"]], "decision_changed": _decision(po) != _decision(pn)}
     changes: list[dict[str, Any]] = []
     if po and pn:
-        for key in ("accelerator", "system", "mode", "nodes", "gpus", "start", "finish"):
-            if po[key] != pn[key]:
-                changes.append({"field": key, "from": po[key], "to": pn[key]})
-        qo = {q["id"]: q["nodes"] for q in po["quotes"]}
-        qn = {q["id"]: q["nodes"] for q in pn["quotes"]}
-        for qid in sorted(set(qo) | set(qn)):
-            if qo.get(qid, 0) != qn.get(qid, 0):
-                changes.append({"field": f"quote {qid}", "from": qo.get(qid, 0), "to": qn.get(qid, 0), "unit": "nodes"})
-        lines = []
-        for name in sorted(set(po["cost_usd"]) | set(pn["cost_usd"])):
-            a, b = po["cost_usd"].get(name, 0.0), pn["cost_usd"].get(name, 0.0)
-            if abs(a - b) >= 1:
-                lines.append({"line": name, "from": a, "to": b, "delta": b - a})
-        out["cost_lines"] = lines
+        changes = _plan_changes(po, pn)
+        out["cost_lines"] = _cost_lines(po, pn)
     elif po or pn:
-        changes.append({"field": "plan", "from": po and po["option"], "to": pn and pn["option"]})
+        changes.append({"field": "plan", "from": po and po["option"], "to": pn and pn["option"],
+                        "action": "add" if not po else "remove"})
     out["changes"] = changes
+    out["summary"] = _summary(out, po, pn)
     out["causes"] = input_changes(old["inputs"], new["inputs"],
                                   {q["id"] for p in (po, pn) if p for q in p["quotes"]})
     return out

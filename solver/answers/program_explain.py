@@ -170,11 +170,12 @@ def explain_widening(pm: ProgramModel, engine: Engine, wider: Callable[[], Progr
     `wider()`, the model where those are groups too (`gathered(policy_barred=True)`), built only when needed.
 
     Why not search the wider model at once: it holds every workload's options over all accelerators and modes, and
-    a conflict search makes dozens of solves (2.6× slower on an infeasible ten-workload program). A conflict C
-    found with the policy enforced stays a minimal conflict of the wider model whenever C alone is infeasible
-    there: C is infeasible, and C without any member was feasible even with the policy enforced, so it is without
-    it too. Only when C alone has a plan in the wider model (a policy section is part of the reason), or a workload
-    had no candidate at all, is the conflict searched again in the wider model."""
+    a conflict search makes dozens of solves, each of the whole wider model (measured: bench/README.md, "Timings
+    that used to live in docstrings (moved 2026-12-07)"). A conflict C found with the policy enforced stays a
+    minimal conflict of the wider model whenever C alone is infeasible there: C is infeasible, and C without any
+    member was feasible even with the policy enforced, so it is without it too. Only when C alone has a plan in the
+    wider model (a policy section is part of the reason), or a workload had no candidate at all, is the conflict
+    searched again in the wider model."""
     expl = explain(pm, engine)
     big = wider()
     if not expl.unplannable and expl.conflict and _status(big, engine, list(expl.conflict)) == INFEASIBLE:

@@ -90,8 +90,9 @@ def _sole_fabric(ctx: Context, g: str, active: list[str]) -> str | None:
     """The fabric every plan of a quote capacity's relaxation runs on: with every group but the capacity the
     problem is infeasible, so a plan under the rest exceeds the capacity and uses the quote; one job runs on one
     fabric (`policy.max_fabrics` of 1, enforced), so it uses nothing else. A marketplace pair has thousands of
-    quotes, and a model of them all took two minutes a relaxation at 100,000 quotes; the quote's fabric has a
-    few. None for other groups, or when a job may span fabrics."""
+    quotes, each a variable per node count in a model of them all; the quote's fabric has a few (measured:
+    bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). None for other groups, or when
+    a job may span fabrics."""
     qid = capacity_quote(g)
     if qid is None or "policy.max_fabrics" not in active or ctx.problem.spec.policy.max_fabrics != 1:
         return None
@@ -445,8 +446,8 @@ def _ways_out(ctx: Context, oracle: PairOracle, todo: list[str], groups: list[st
     """Each conflict group's way out, in the conflict's order: a numeric group's exact relaxation, another's drop
     (None: none gives a plan).
 
-    They are independent questions about one problem, so they run side by side (`forked.fork_map`; at 10,000 quotes
-    and a $5M budget the deadline's and the budget's took 0.34 and 0.58 s one after the other). A task changes
+    They are independent questions about one problem, so they run side by side (`forked.fork_map`; measured:
+    bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). A task changes
     nothing another reads to answer: the oracle knows every point's reasons from its start (its items), its other
     memos are of answers, and a capped minimisation caps a copy of a shared model (`_minimize_in`). So the answers
     are those of the serial order, whatever the processes (tests/test_relax_parallel.py). The biggest first: the

@@ -62,8 +62,9 @@ def explained(ctx: Context, result: Result) -> Result:
         tasks["risk"] = lambda: risk_and_differences(ctx, out)
     for k, q in enumerate(ctx.universe.unpriced):
         tasks[f"unpriced-{k}"] = partial(break_even, ctx.problem, ctx.settings, ctx, out, q)
-    # Without a plan the tasks are the break-evens of unpriced quotes, which have no plan to beat: a few ms each,
-    # less than a fork costs (1,000 quotes, infeasible: 0.03 s here, 0.04-0.06 s forked).
+    # Without a plan the tasks are the break-evens of unpriced quotes, which have no plan to beat and so no price to
+    # search: each costs less than forking a child for it (measured: bench/README.md, "Timings that used to live in
+    # docstrings (moved 2026-12-07)").
     done = side_by_side(ctx, tasks, processes_for(ctx, len(tasks)) if out.plan is not None else 1)
     if out.plan is not None:
         extra["steps"] = done["steps"]

@@ -23,7 +23,8 @@ from .. import collect
 from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
 from ..inputs.overrides import Change
 from ..inputs.problem import PortableProblem, Problem, portable
-from ..solve.pipeline import SolveSettings, best_only, prepare, solve_pair
+from ..solve.best import best_only
+from ..solve.pipeline import SolveSettings, prepare, solve_pair
 from ..solve.plan import Plan, Result
 from .executors import Executor, Local, Started
 from .whynot import BREAK_EVEN_DOUBLINGS, WhyNot, bisect_price, price_step, scores_no_worse

@@ -170,7 +170,8 @@ def _too_late(wn: WhyNot, options: list[Option], q: Quote) -> bool:
     """No plan with the quote can finish by the deadline: a run starts no earlier than the quote's capacity is ready
     (its p90 lead time and installation) and lasts at least its option's shortest workable point — the deadline on
     its own is then the minimal reason, found without a conflict search (which, on a marketplace pair of hundreds
-    of quotes, took seconds to say the same)."""
+    of quotes, is many solves to say the same; measured: bench/README.md, "Timings that used to live in docstrings
+    (moved 2026-12-07)")."""
     deadline = wn.ctx.universe.deadline_day
     if deadline is None:
         return False

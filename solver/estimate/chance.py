@@ -134,8 +134,8 @@ class ChanceModel:
     def _laws_alone(self, o: Option, starts: np.ndarray, rows: np.ndarray, earliest: bool) -> tuple[int, np.ndarray]:
         """(first day, pmf[row, day]) of the start laws `meets_alone` reads: they depend on the quotes and their
         planned starts, not on the point, so the points of an option (which share them unless a rule's delay
-        differs) compute them once — at 10,000 quotes, 148 calls cost 4.9 s of a confidence step without this.
-        The most recent `ALONE_LAWS_KEPT` are kept."""
+        differs) compute them once: each is a quotes × days table (measured: bench/README.md, "Timings that used
+        to live in docstrings (moved 2026-12-07)"). The most recent `ALONE_LAWS_KEPT` are kept."""
         key = (o.id, earliest, rows.tobytes(), np.asarray(starts)[rows].astype(np.int64).tobytes())
         got = self._alone_laws.get(key)
         if got is None:

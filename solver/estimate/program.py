@@ -605,7 +605,8 @@ def program_data(pp: ProgramProblem, exempt: str | None = None) -> ProgramData:
 def gathered(pp: ProgramProblem, policy_barred: bool = False) -> ProgramData:
     """Every workload's candidates, the lots and the calendar, before any dominance (every rented quote's capacity
     enforced). Garbage collection waits for the whole program (`collect`), not for each workload's universe: the
-    collections between workloads re-scanned every candidate made so far (0.5 s of 2.6 s on ten workloads)."""
+    collections between workloads re-scanned every candidate made so far, a cost that grows with each workload
+    (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)")."""
     a = pp.first.assumptions.values
     k = a.program.sizes_per_option
     workloads = [workload_data(pp, i, k, policy_barred) for i in range(len(pp.workloads))]

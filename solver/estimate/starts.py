@@ -164,7 +164,8 @@ CDF_ROWS = 1024
 def arrival_cdfs(parts: Sequence[Arrival], days: np.ndarray, lo: int) -> np.ndarray:
     """cdf[part, day]: `Arrival.cdf` of every part on `days` (from `lo`), all at once — the same arithmetic element by
     element, so the same numbers — and 1 for a part sure to be ready by `lo`. A marketplace option asks this of its
-    thousands of quotes on a grid of a thousand days; one call per part cost most of its solve (bench/scale.py)."""
+    thousands of quotes on a grid of a thousand days, and one call per part would be a Python call per quote
+    (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)")."""
     out = np.ones((len(parts), len(days)))
     for at in range(0, len(parts), CDF_ROWS):
         block = parts[at:at + CDF_ROWS]

@@ -33,8 +33,9 @@ POISSON_EXACT_MAX_MEAN = 30.0
 """Up to this mean, Poisson counts are drawn by the exact inverse CDF (one pass per count, so its cost grows with
 μ); above it by the Cornish–Fisher normal expansion, which gives the exact count or one off (measured on 200,000
 draws: one off in 0.8% of draws at μ = 30, 0.4% at μ = 100; means equal within 0.001 counts). A count is worth a
-restart, hours in runs of weeks, so the difference never moves a finish day's distribution measurably; the exact
-pass above 30 made the chance constraint's explanations 1.7× slower."""
+restart, hours in runs of weeks, so the difference never moves a finish day's distribution measurably, while the
+exact pass's cost keeps growing with μ above it (measured: bench/README.md, "Timings that used to live in
+docstrings (moved 2026-12-07)")."""
 
 
 def _stream_seed(seed: int, source: str) -> np.random.SeedSequence:
@@ -104,9 +105,10 @@ _PHI_SLOPE = np.exp(-_PHI_Z ** 2 / 2.0) / math.sqrt(2.0 * math.pi)
 def phi(z: np.ndarray) -> np.ndarray:
     """Φ(z) elementwise, fast: cubic Hermite interpolation of a table of `math.erfc` on steps of 1/64 with the exact
     density as the slope — within 3·10⁻¹⁰ of Φ (the error of cubic Hermite interpolation is at most h⁴/384 ×
-    max|Φ⁗| = 2.6·10⁻¹⁰ here; tests compare it with `math.erfc`), about 50 times faster than calling `math.erfc`
-    per element, which a start law over a marketplace option's thousands of quotes would (`starts.py`). 0 and 1
-    beyond ±10."""
+    max|Φ⁗| = 2.6·10⁻¹⁰ here; tests compare it with `math.erfc`): a few array operations, where calling
+    `math.erfc` per element, as a start law over a marketplace option's thousands of quotes would (`starts.py`), is
+    a Python call per element (measured: bench/README.md, "Timings that used to live in docstrings (moved
+    2026-12-07)"). 0 and 1 beyond ±10."""
     z = np.asarray(z, dtype=float)
     x = np.clip(z, -10.0, 10.0 - 1e-12)
     pos = (x + 10.0) / _PHI_STEP

@@ -119,10 +119,10 @@ class MoneyA(Strict):
 Sigma = Annotated[float, Field(ge=0, le=3)]
 MAX_SCENARIOS = 200_000
 """Most scenarios one evaluation may draw: each plan evaluated holds a few arrays of this length, and a chance
-constraint one per candidate point and quote, so the count is bounded by the memory it takes: about 5 kB a scenario
-(`plan solve constraints/datacenter.yaml --scenarios 200000 --set policy.deadline_confidence=0.9`: 1.06 GB peak,
-3 s; at 1,000,000 it passed 2.9 GB and 120 s). The chosen plans of every example are the same at 10,000 and
-100,000 (`bench/stability.py`): twice that is room enough."""
+constraint one per candidate point and quote, so the count is bounded by the memory it takes: about 5 kB a
+scenario, about 1 GB at this bound (measured: bench/README.md, "Timings that used to live in docstrings (moved
+2026-12-07)"). The chosen plans of every example are the same at 10,000 and 100,000 (`bench/stability.py`): twice
+that is room enough."""
 
 
 class MfuSigma(Strict):

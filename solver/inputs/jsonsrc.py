@@ -1,12 +1,13 @@
 """JSON documents (a marketplace's quote feed) read into the same `Source` as YAML, at the speed of `json`.
 
-Why: PyYAML's C parser reads 100,000 quotes in 5.1 s; the json module reads the same quotes as JSON in 0.34 s
-(bench/README.md, "Stop 27"). A JSON file keeps YAML's guarantees: duplicate keys are errors, NaN, infinities and
-numbers too long to read are refused, nesting is bounded, and every error names the file, a line and the field
-path. Lines are kept for the top-level keys and for each item of a top-level list (each catalog entry): the
-top level is walked here and each item decoded from its offset (`JSONDecoder.raw_decode`), so the line is found
-without a second parser. An error inside an item names the item's line and the full field path: in a feed written
-on one line every item is on line 1, and the path is what tells them apart.
+Why: PyYAML's C parser hands Python an event object per key and per value (`yamlblock.py`), where the json
+module's C scanner makes the values directly (measured: bench/README.md, "Stop 27" and "Timings that used to live
+in docstrings (moved 2026-12-07)"). A JSON file keeps YAML's guarantees: duplicate keys are errors, NaN,
+infinities and numbers too long to read are refused, nesting is bounded, and every error names the file, a line
+and the field path. Lines are kept for the top-level keys and for each item of a top-level list (each catalog
+entry): the top level is walked here and each item decoded from its offset (`JSONDecoder.raw_decode`), so the
+line is found without a second parser. An error inside an item names the item's line and the full field path: in
+a feed written on one line every item is on line 1, and the path is what tells them apart.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ from .yamlsrc import load_file
 def load_any(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
              today: date | None = None) -> Any:
     """A problem file (`Problem`) or a program file (`workloads:`, `program.ProgramProblem`), validated. The file
-    is read once, and the program module (its pydantic models take ~9 ms to define) is imported only for a
-    program, so a single-workload solve starts as fast as before programs existed. A program of one workload
-    that uses nothing a single run lacks is that single run (`program.single_run`): one pricing path."""
+    is read once, and the program module (defining its pydantic models is import-time work a single run never
+    uses) is imported only for a program, so a single-workload solve starts as fast as before programs existed
+    (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). A program of one
+    workload that uses nothing a single run lacks is that single run (`program.single_run`): one pricing path."""
     src = load_file(file)
     if isinstance(src.data, dict) and "workloads" in src.data:
         from .program import build_program, single_run

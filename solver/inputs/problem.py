@@ -254,7 +254,8 @@ class PortableProblem:
 @functools.lru_cache(maxsize=4)
 def catalog_of_texts(texts: tuple[tuple[str, str], ...]) -> Catalog:
     """The catalog of these user files over the bundled ones, read once per process: a worker solves many units
-    of one problem, and reading the catalogs (~50 ms) would otherwise be repeated for each. Catalogs are
+    of one problem, and reading the catalogs (parsing and validating every file) would otherwise be repeated for
+    each (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). Catalogs are
     immutable, so the units share it safely."""
     return load_catalog(texts=texts)
 

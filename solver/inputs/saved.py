@@ -193,6 +193,7 @@ NodeCount = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 Usd = Annotated[float, Field(ge=-MAX_USD, le=MAX_USD, allow_inf_nan=False)]
 Price = Annotated[float, Field(ge=0, le=MAX_USD, allow_inf_nan=False)]
 Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Days = Annotated[float, Field(ge=0, le=MAX_COUNT, allow_inf_nan=False)]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 
@@ -218,6 +219,7 @@ class SavedRisk(_Open):
     cost_p90_usd: Usd | None = None
     cvar95_usd: Usd | None = None
     objective_usd: Usd | None = None
+    late_days_expected: Days | None = None
 
 
 class SavedPlan(_Open):
@@ -225,6 +227,7 @@ class SavedPlan(_Open):
     accelerator: Name
     system: Name
     mode: Name
+    offer: Name | None = None
     nodes: NodeCount
     gpus: NodeCount
     start: IsoDate

@@ -1,10 +1,10 @@
 """A line reader for the plain subset of block YAML that quote and catalog files are written in; it either gives
 exactly what the event reader (`yamlsrc._Builder`) gives, or declines and leaves the file to it.
 
-Why: PyYAML's C parser hands Python one event object (with two mark objects) per key and per value, ~1.7 µs each:
-0.57 s of the 0.67 s that reading 10,000 quotes (3.6 MB) took, and a YAML catalog read 0.6 s slower than the same
-quotes in JSON. Quote files are almost always the same simple shape — maps and lists in block style, one key and
-one scalar per line, long texts wrapped over a few more — which a split into lines reads in a fraction of that.
+Why: PyYAML's C parser hands Python one event object (with two mark objects) per key and per value: three Python
+objects made and dropped for each (measured: bench/README.md, "Timings that used to live in docstrings (moved
+2026-12-07)"). Quote files are almost always the same simple shape — maps and lists in block style, one key and
+one scalar per line, long texts wrapped over a few more — which a split into lines reads without those objects.
 
 The subset, line by line (anything else, anywhere, declines the whole file):
 - blank lines and comment lines; no tabs, carriage returns, byte-order marks, other line breaks (NEL, U+2028/9) or

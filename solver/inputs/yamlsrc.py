@@ -51,9 +51,10 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 
 class LineIndex(Mapping[PathT, int]):
     """The line of every path of a document. Most paths end in a map key: those lines are kept per map, one small
-    dict each, with no path made per key (a 100,000-quote file has 1.6 million keys, and a tuple and a hash per key
-    was a third of reading it); the rest (list items, maps, copies made by aliases) by path. A key's line is its
-    path's line (a map value's own line is not kept beside it)."""
+    dict each, with no path made per key (a 100,000-quote file has 1.6 million keys, and a path per key is a tuple
+    to build and hash for each; measured: bench/README.md, "Timings that used to live in docstrings (moved
+    2026-12-07)"); the rest (list items, maps, copies made by aliases) by path. A key's line is its path's line (a
+    map value's own line is not kept beside it)."""
 
     __slots__ = ("nodes", "by_map")
 

@@ -102,7 +102,8 @@ class Bounds:
     def point_floor(self, pt: Point) -> tuple[int, int, int]:
         """Floors under `point_lower(pt, active)` for any `active` and cap (cost, cash, finish day), from the point's
         fixed lines and its option's cheapest per-node price and first ready day alone — no quote is looked at, so
-        it costs a few µs where a point bound of a rented option with many quotes costs ~0.25 ms. A caller ranks
+        it costs the same at any number of quotes, where a point bound of a rented option prices every quote
+        (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). A caller ranks
         pairs by it and bounds only those whose floor the best plan so far does not already beat
         (`PairOracle.minimize`).
 

@@ -19,6 +19,11 @@ Modelling:
 `build` assembles the model from one helper per constraint family, in the order a reader checks them: selection
 and quote split, fabrics, schedule limits, policy, site, memory, quote capacity, rule adjustments, calendar,
 delivery timing (slip and waits), rule conditions (which may test the whole cost), budget.
+
+The larger families are modules of their own, functions taking the builder (typed by `builder_state.BuilderState`,
+since they cannot import this module): lateness (`lateness.py`), the calendar and delivery timing
+(`planned_start.py`), the deadline's confidence (`deadline_confidence.py`) and the rules (`rule_constraints.py`).
+The others are methods of `_Builder` here.
 """
 
 from __future__ import annotations
@@ -30,21 +35,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..estimate.chance import ChanceCut, quote_sets
-from ..estimate.options import Option, Point, Universe, option_quote_ready
+from ..estimate.chance import ChanceCut
+from ..estimate.options import Option, Point, Universe
 from ..estimate.outlook import LateCut, rule_delay
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
-from ..inputs.rules import delay_days, matches_attrs, matches_point, quote_ids, rule_group
-from ..inputs.spec import Adjust, Comparison, Rule
 from .bounds import REFINE_FROM
 from .cpsat import Model, cp_model
+from .deadline_confidence import add_deadline_confidence
 from .groups import Group, GroupKind, capacity_group
+from .lateness import _pin_and, add_lateness, cut_literals
 from .money import floor_units, units
 from .objective import model_ceiling, needs_ceiling, universe_ceiling
+from .planned_start import add_calendar, add_timing
 from .reduce import r1_holds
+from .rule_constraints import add_adjustments, add_conditions
 from .screening import PRETRAINING, Screen, preemptible_forbidden
-from .timing import Timing, candidates, delay_sums, rule_delays, timing, wait_of, wait_units
 
 Guard = Literal["fixed", "assume"]
 Usable = Callable[[Point], np.ndarray]
@@ -310,184 +316,7 @@ class _Builder:
             if len(on) > limit:
                 self.m.add(sum(on.values()) <= limit).only_enforce_if(lit)
 
-    # --- calendar ------------------------------------------------------------------------------------------
-    def add_calendar(self) -> None:
-        """finish = start + days of the chosen point; start ≥ the planned start F, the latest of the floors: the
-        earliest start, the option's readiness and every used quote's readiness, each plus the delays of the rules
-        that apply (added by `add_adjustments`). F is pinned to that maximum: the timing costs depend on it."""
-        m, z, pts = self.m, self.z, self.points
-        m.add(self.finish == self.start + sum(pts[i].days * z[i] for i in range(len(pts))))
-        delay = sum(self.delays) if self.delays else 0
-        floors: list[Any] = [self.earliest_term, sum(o.ready_day * self.sel[o.id] for o in self.options) + delay]
-        for o in self.options:
-            for q in o.quotes:
-                if isinstance(self.u[q.id], int) or self.u[q.id] is self.zero:
-                    continue
-                rd = option_quote_ready(q, o, self.a)
-                if rd > 0:
-                    floors.append(rd * self.u[q.id] + delay)
-        for f in floors:
-            m.add(self.planned >= f)
-        m.add(self.start >= self.planned)
-        self.floors = floors
-
-    def pin_planned_start(self, priced: bool) -> None:
-        """F is the maximum of the floors when a cost depends on it (`add_timing`); otherwise nothing pushes it up
-        and the run starts at it (the objective minimises the finish), so F = start is enough."""
-        if priced:
-            self.m.add_max_equality(self.planned, self.floors)
-        else:
-            self.m.add(self.planned == self.start)
-
-    def _threshold(self, var: Any, name: str, op: str, v: int) -> Any:
-        """A literal equal to `var <= v` (op "le") or `var >= v` (op "ge"), made once per value."""
-        key = (name, op, v)
-        lit = self.thresholds.get(key)
-        if lit is None:
-            lit = self.m.new_bool_var(f"{name}_{op}_{v}")
-            if op == "le":
-                self.m.add(var <= v).only_enforce_if(lit)
-                self.m.add(var >= v + 1).only_enforce_if(~lit)
-            else:
-                self.m.add(var >= v).only_enforce_if(lit)
-                self.m.add(var <= v - 1).only_enforce_if(~lit)
-            self.thresholds[key] = lit
-        return lit
-
-    def add_timing(self) -> None:
-        """Waiting bought hardware as a step function of the planned start F (`timing.py`): wait_q,v = Σ_p
-        (waitcost_q,p(v) − waitcost_q,p(v⁻)) · nodes_q,p if F ≥ v, else 0, v⁻ the step before v (`_wait_steps`: the
-        steps at or before F add up to the wait at F). Equalities, not bounds the objective pushes down, for the
-        reason `_add_pct` gives. With the deadline fixed, a point p can only have F ≤ deadline − days_p: later steps
-        are left out. (Lateness does not depend on F in the model: rented capacity is used when it arrives, and
-        bought hardware's is charged at the quote's own floor, a lower bound the cuts make exact: `add_lateness`.)"""
-        sums = delay_sums(self.delay_rules)
-        spec, u = self.spec, self.universe
-        earliest = u.earliest_day if spec.schedule.earliest_start is not None and u.earliest_day > 0 else None
-        timings = {q.id: timing(self.problem, o, q) for o in self.options for q in o.quotes
-                   if o.mode == "buy" and not (isinstance(self.u[q.id], int) or self.u[q.id] is self.zero)}
-        starts, _lags = candidates(earliest, [o.ready_day for o in self.options],
-                                   [t.offset for t in timings.values()], sums)
-        waits = 0
-        for o in self.options:
-            for q in o.quotes:
-                t = timings.get(q.id)
-                if t is not None and t.order_by is not None:
-                    waits += self._wait_steps(o, t, starts)
-        self.pin_planned_start(waits > 0)
-
-    def add_lateness(self, cuts: Sequence[LateCut]) -> None:
-        """Lateness of a plan on an option of several quotes: the quotes it uses arrive independently and the run
-        starts after the last, so its charge is at least each used quote's alone (`Outlook.alone`) — the model
-        charges the largest of them — and, for a set of quotes a cut names at a point (a plan found to be charged
-        less than its quotes together cost, `solve/pipeline.py`), that set's own figure whenever all of it is used
-        there. Equalities again: `late` is the maximum of its terms, each pinned to its figure or to 0."""
-        index = {(pt.option.id, pt.n): i for i, pt in enumerate(self.points)}
-        by_option: dict[str, list[LateCut]] = {}
-        for cut in cuts:
-            by_option.setdefault(cut.option, []).append(cut)
-        for o in self.options:
-            if len(o.quotes) == 1:
-                continue
-            terms: list[Any] = []
-            top = 0
-            for q in o.quotes:
-                at = self.late_at.get(q.id)
-                used = self.u[q.id]
-                if not at or isinstance(used, int) or used is self.zero:
-                    continue
-                hi = max(k for k, _ in at)
-                t = self.m.new_int_var(0, hi, f"late[{q.id}]")
-                self.m.add(t == sum(k * self.z[i] for k, i in at)).only_enforce_if(used)
-                self.m.add(t == 0).only_enforce_if(~used)
-                terms.append(t)
-                top = max(top, hi)
-            for cut in by_option.get(o.id, []):
-                i = index.get((cut.option, cut.nodes))
-                lits = [x for qid in cut.quotes
-                        if (x := self.u.get(qid)) is not None and not isinstance(x, int) and x is not self.zero]
-                if i is None or len(lits) < cut.needed:
-                    continue
-                b = self.m.new_bool_var(f"late_cut[{o.id}@{cut.nodes}]")
-                self._pin_and(b, [self.z[i], *cut_literals(self.m, cut, lits)])
-                terms.append(cut.units * b)
-                top = max(top, cut.units)
-            if not terms:
-                continue
-            late = self.m.new_int_var(0, top, f"late[{o.id}]")
-            self.m.add_max_equality(late, [0, *terms])
-            self.cost_terms.append(self._late_charge(o, late, top))
-
-    def _late_charge(self, o: Option, late: Any, top: int) -> Any:
-        """The variable the option's lateness is charged by: `late` itself when a rule tests the cost (a cost
-        condition must see the cost the plan has); otherwise a variable at least `late`, up to the most any of the
-        option's points can be charged (`Outlook.late_ceiling`), which a later cut can raise in this very model
-        (`add_late_cut`) without a rebuild — the minimisation holds it at the largest of its terms."""
-        if any(r.when.cost is not None for r in self.spec.rules):
-            self.late[o.id] = late
-            return late
-        delays = sum(rule_delays(self.problem))   # every rule's delay, as the objective's ceiling counts them
-        ceiling = max([top] + [units(self.outlook.late_ceiling(o, pt, self.universe.horizon, delays), self.unit)
-                               for pt in self.points if pt.option is o and pt.workable])
-        charged = self.m.new_int_var(0, ceiling, f"late_charged[{o.id}]")
-        self.m.add(charged >= late)
-        self.late[o.id] = charged
-        self.raisable[o.id] = ceiling
-        return charged
-
-    def _pin_and(self, b: Any, conds: Sequence[Any]) -> None:
-        _pin_and(self.m, b, conds)
-
-    def _wait_steps(self, o: Option, t: Timing, starts: list[int]) -> int:
-        """The wait costs of one bought quote (see `add_timing`); returns how many steps were added.
-
-        The planned start F is at or past every step v ≤ F, so each step carries what the wait at v adds to the
-        wait at the step before (in the model's units, each rounded as a single step's would be): the active steps
-        add up to the wait at F exactly. Each step once carried the whole wait at v, and a quote whose order-by date
-        passed before several candidate starts was charged its wait at each of them (a $300k node bought 64 days
-        early, a second quote ready in between: $342k counted against $334k)."""
-        idx = self.by_option[o.id]
-        single = len(o.quotes) == 1
-        qid = t.quote.id
-        added = 0
-        dl = self.universe.deadline_day if self.guard == "fixed" else None
-        counted: dict[tuple[int, int], int] = {}
-        """(point, view) → the units of the wait counted by the steps so far."""
-        for v in starts:
-            w = wait_of(t, v)
-            if w <= 0:
-                continue
-            live = [i for i in idx if dl is None or v + self.points[i].days <= dl]
-            if not live:
-                continue
-            terms: tuple[list[Any], list[Any]] = ([], [])
-            span = [[0, 0], [0, 0]]
-            for i in live:
-                nodes = self.z[i] if single else self.y.get((qid, i))
-                if nodes is None:  # the quote is not modelled at this point (`reduce.py`)
-                    continue
-                pt = self.points[i]
-                for view, k in enumerate(wait_units(pt, t, w, self.unit, single)):
-                    step = k - counted.get((i, view), 0)
-                    counted[(i, view)] = k
-                    if step != 0:
-                        terms[view].append(step * nodes)
-                        most = step if single else step * pt.n
-                        span[view] = [min(span[view][0], most), max(span[view][1], most)]
-            if not terms[0] and not terms[1]:
-                continue
-            ge = self._threshold(self.planned, "F", "ge", v)
-            for view in (0, 1):
-                if not terms[view]:
-                    continue
-                lo, hi = span[view]
-                extra = self.m.new_int_var(lo, hi, f"wait_{'cash' if view else 'cost'}[{qid}>={v}]")
-                self.m.add(extra == sum(terms[view])).only_enforce_if(ge)
-                self.m.add(extra == 0).only_enforce_if(~ge)
-                (self.cash_adds if view else self.cost_adds).append(extra)
-                added += 1
-        return added
-
+    # --- schedule limits -----------------------------------------------------------------------------------
     def add_schedule(self) -> None:
         spec, u = self.spec, self.universe
         if spec.schedule.earliest_start is not None and u.earliest_day > 0:
@@ -571,47 +400,6 @@ class _Builder:
                          for i in self.by_option[o.id])
         m.add(self.racks <= site.racks + s_r).only_enforce_if([lit_r, lit_rp])
 
-    # --- the deadline's confidence ----------------------------------------------------------------------------
-    def add_deadline_confidence(self, cuts: Sequence[ChanceCut]) -> None:
-        """start ≤ F*(point, quote) for the chosen point and each quote it uses (`estimate/chance.py`): a necessary
-        condition of finishing by the deadline in a share c of the scenarios; plus the cuts of plans whose quotes,
-        taken jointly, missed it (`solve/cuts.py`). A quote with no nodes variable at a point (the presolve or
-        the bounds left it out there) cannot be used with that point, so it needs no constraint there."""
-        chance = self.screen.chance
-        if chance is None:
-            return
-        lit = self.group("policy.deadline_confidence", "limit", ("policy", "deadline_confidence"),
-                         f"finish by the deadline in {chance.confidence:.0%} of the risk scenarios", "share",
-                         chance.confidence)
-        index = {(pt.option.id, pt.n): i for i, pt in enumerate(self.points)}
-        for i, pt in enumerate(self.points):
-            single = len(pt.option.quotes) == 1
-            usable = [q for q in pt.option.quotes if self._used(q.id) is not None
-                      and (single or (q.id, i) in self.y)]
-            for qs in quote_sets(usable):
-                self._latest_start([self.z[i], *(self._used(q.id) for q in qs)],
-                                   chance.latest_start(pt.option, pt, qs), lit)
-        for cut in cuts:
-            at = index.get((cut.option, cut.nodes))
-            if at is not None and all(qid in self.u and self._used(qid) is not None for qid in cut.quotes):
-                self._latest_start([self.z[at], *(self._used(qid) for qid in cut.quotes)], cut.latest_start, lit)
-
-    def _used(self, qid: str) -> Any:
-        """The literal "quote qid is used", True when its option has no other quote (the point implies it), None
-        when it cannot be (dropped as dominated)."""
-        used = self.u[qid]
-        if used is self.zero or (isinstance(used, int) and used == 0):
-            return None
-        return used if isinstance(used, cp_model.IntVar) else True
-
-    def _latest_start(self, conds: list[Any], latest: int | None, lit: Any) -> None:
-        """start ≤ latest when every condition holds; the conditions cannot all hold when there is no latest."""
-        conds = [c for c in conds if c is not True]
-        if latest is None:
-            self.m.add_bool_or([~c for c in conds]).only_enforce_if(lit)
-        elif latest < self.horizon:
-            self.m.add(self.start <= latest).only_enforce_if([*conds, lit])
-
     # --- memory and capacity -------------------------------------------------------------------------------
     def add_memory(self) -> None:
         lit = self.group("workload.memory", "fit", ("workload",), "model states + activations fit in memory")
@@ -627,155 +415,6 @@ class _Builder:
                                  f"{q.id} can supply at most {q.max_nodes} nodes", "node", q.max_nodes)
                 if q.max_nodes < self.max_n and not isinstance(self.x[q.id], int):
                     self.m.add(self.x[q.id] <= q.max_nodes + self.slack(gid, self.max_n)).only_enforce_if(lit)
-
-    # --- rules ---------------------------------------------------------------------------------------------
-    def add_adjustments(self) -> None:
-        """Rules that adjust cost, the calendar or throughput; each rule is the group `rules.<name>`."""
-        self._add_rules(adjust=True)
-
-    def add_conditions(self) -> None:
-        """Rules that forbid or require, added after every cost term (adjustments, delivery timing), so that a cost
-        condition sees the whole cost the checker sees."""
-        self._add_rules(adjust=False)
-
-    def _add_rules(self, *, adjust: bool) -> None:
-        for r_i, rule in enumerate(self.spec.rules):
-            if isinstance(rule.then, Adjust) != adjust:
-                continue
-            lit = self.group(rule_group(rule.name), "rule", ("rules", r_i), rule.note or rule.name)
-            match = [i for i, pt in enumerate(self.points) if matches_attrs(rule.when, pt.option.attrs)
-                     and matches_point(rule.when, pt.gpus, pt.n, pt.days, pt.power_kw)]
-            qids = quote_ids(rule.when)
-            named = [q.id for o in self.options for q in o.quotes if q.id in qids] if qids is not None else None
-            if isinstance(rule.then, Adjust):
-                self._adjust(rule, rule.then, lit, match, named)
-            elif rule.then == "forbid":
-                self._forbid(rule, lit, match, named)
-            else:
-                self._require(rule, lit, match, named)
-
-    def _applies(self, rule: Rule, match: list[int], named: list[str] | None) -> Any:
-        """An expression equal to "the rule applies to the chosen plan": a matching point is chosen (the sum of
-        their literals, exactly one of which can be 1) and, for a rule that names quotes, one of them is used (a
-        Boolean tied to both)."""
-        in_match = sum(self.z[i] for i in match)
-        if named is None:
-            return in_match
-        b = self.m.new_bool_var(f"applies[{rule.name}]")
-        used = [self.u[qid] for qid in named]
-        self.m.add(b <= in_match)
-        self.m.add(b <= sum(used))
-        for uq in used:
-            self.m.add(b >= in_match + uq - 1)
-        return b
-
-    def _adjust(self, rule: Rule, then: Adjust, lit: Any, match: list[int], named: list[str] | None) -> None:
-        if not match or named == []:
-            return
-        gid = rule_group(rule.name)
-        applies = self._applies(rule, match, named)
-        if then.add_usd:
-            k = units(then.add_usd, self.unit)
-            r = self.m.new_int_var(0, k, f"add_usd[{gid}]")
-            self.m.add(r == k * applies).only_enforce_if(lit)
-            if self.guard == "assume":
-                self.m.add(r == 0).only_enforce_if(~lit)
-            self.cost_adds.append(r)
-            self.cash_adds.append(r)
-        if then.add_pct:
-            self._add_pct(gid, then.add_pct, lit, match, None if named is None else applies)
-        if then.delay_days:
-            d = delay_days(then)
-            e = self.m.new_int_var(0, d, f"delay[{gid}]")
-            self.m.add(e == d * applies).only_enforce_if(lit)
-            if self.guard == "assume":
-                self.m.add(e == 0).only_enforce_if(~lit)
-            self.delays.append(e)
-            self.delay_rules.append(d)
-
-    def _add_pct(self, gid: str, pct: float, lit: Any, match: list[int], applies: Any | None) -> None:
-        """A percentage of the chosen point's cost lines (not of the slip premium), rounded up term by term.
-
-        The terms are zero unless a matching point is chosen, so a rule without a quote condition needs no other
-        condition; one that names quotes applies only when `applies` (a named quote is used). A percentage may be
-        negative (a preference), so outside those conditions the surcharge is held at zero.
-
-        Stated as equalities, not as a bound the objective pushes down: with `r ≥ Σ terms` the search could settle
-        a plan with the surcharge above its terms and then improve it one unit per solution — a random problem's
-        cheaper neighbour took 46 s over 51,879 solutions (0.03 deterministic seconds), its 20 % rebate walked down
-        a dollar at a time. An equality also keeps a cost condition (`when: cost`) from being met by a surcharge no
-        plan pays."""
-        terms: list[Any] = []
-        hi = 0
-        for i in match:
-            pt = self.points[i]
-            if len(pt.option.quotes) == 1:
-                q = pt.option.quotes[0]
-                k = units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * pct / 100.0, self.unit)
-                terms.append(k * self.z[i])
-                hi = max(hi, abs(k))
-            else:
-                k0 = units(pt.fixed.total_cost * pct / 100.0, self.unit)
-                terms.append(k0 * self.z[i])
-                ks = [units(pt.per_node.cost(q.id) * pct / 100.0, self.unit) for q in pt.option.quotes]
-                terms += [k * v for k, q in zip(ks, pt.option.quotes, strict=True)
-                          if (v := self.y.get((q.id, i))) is not None]
-                for k, q in zip(ks, pt.option.quotes, strict=True):   # a whole plan's percentage rounded once
-                    if (q.id, i) not in self.y:
-                        continue
-                    once = units((pt.fixed.total_cost + pt.n * pt.per_node.cost(q.id)) * pct / 100.0, self.unit)
-                    if once != k0 + pt.n * k:
-                        terms.append((once - k0 - pt.n * k) * self._whole_of(q.id, i))
-                    hi = max(hi, abs(once))   # rounded once, a discount can exceed its per-node terms' sum
-                hi = max(hi, abs(k0) + pt.n * max(abs(k) for k in ks) + 1)
-        r = self.m.new_int_var(-hi, hi, f"add_pct[{gid}]")
-        if applies is None:
-            self.m.add(r == sum(terms)).only_enforce_if(lit)
-        else:
-            self.m.add(r == sum(terms)).only_enforce_if([lit, applies])
-            self.m.add(r == 0).only_enforce_if(~applies)
-        if self.guard == "assume":
-            self.m.add(r == 0).only_enforce_if(~lit)
-        self.cost_adds.append(r)
-
-    def _forbid(self, rule: Rule, lit: Any, match: list[int], named: list[str] | None) -> None:
-        if rule.when.cost is not None:
-            b = self.m.new_bool_var(f"match[{rule_group(rule.name)}]")
-            self.m.add(b == sum(self.z[i] for i in match)) if match else self.m.add(b == 0)
-            self._cost_bound(rule.when.cost, negate=True, lits=[lit, b])
-        elif named is not None:
-            for i in match:
-                for q in self.points[i].option.quotes:
-                    if q.id in named:
-                        if len(self.points[i].option.quotes) == 1:
-                            self.m.add(self.z[i] == 0).only_enforce_if(lit)
-                        elif (q.id, i) in self.y:  # a multi-quote point without the quote has none of its nodes
-                            self.m.add(self.y[(q.id, i)] == 0).only_enforce_if([lit, self.z[i]])
-        elif match:
-            self.m.add(sum(self.z[i] for i in match) == 0).only_enforce_if(lit)
-
-    def _require(self, rule: Rule, lit: Any, match: list[int], named: list[str] | None) -> None:
-        self.m.add(sum(self.z[i] for i in match) == 1).only_enforce_if(lit)
-        if named is not None:
-            self.m.add(sum(self.u[qid] for qid in named) >= 1).only_enforce_if(lit)
-        if rule.when.cost is not None:
-            self._cost_bound(rule.when.cost, negate=False, lits=[lit])
-
-    def _cost_bound(self, cmp: Comparison, *, negate: bool, lits: list[Any]) -> None:
-        """A single-operator cost comparison (or its negation) in money units, enforced by `lits`. Costs in the
-        model are rounded up to the unit: thresholds are compared as whole units."""
-        ops = [(k, getattr(cmp, k)) for k in ("gt", "ge", "lt", "le", "eq") if getattr(cmp, k) is not None]
-        if len(ops) != 1:
-            raise ValueError("a cost condition takes exactly one operator")
-        op, v = ops[0]
-        if negate:
-            op = {"gt": "le", "ge": "lt", "lt": "ge", "le": "gt", "eq": "ne"}[op]
-        cost = self.cost_expr()
-        k_floor, k_ceil = floor_units(v, self.unit), int(math.ceil(v / self.unit - 1e-9))
-        constraint = {"le": lambda: cost <= k_floor, "lt": lambda: cost <= k_ceil - 1, "ge": lambda: cost >= k_ceil,
-                      "gt": lambda: cost >= k_floor + 1, "eq": lambda: cost == k_ceil,
-                      "ne": lambda: cost != k_ceil}[op]()
-        self.m.add(constraint).only_enforce_if(lits)
 
     # --- money ---------------------------------------------------------------------------------------------
     def cost_expr(self) -> Any:
@@ -817,29 +456,6 @@ def add_late_cut(b: Built, cut: LateCut) -> bool:
     return True
 
 
-def cut_literals(m: Any, cut: LateCut, lits: Sequence[Any]) -> list[Any]:
-    """The conditions on quotes under which `cut` applies (`lits`: the quotes' use literals, 1 for one every plan
-    uses): each of them used; for a pool cut (`LateCut.at_least` k), one literal that is true exactly when k or
-    more of them are used."""
-    live = [x for x in lits if not isinstance(x, int)]
-    if not cut.at_least or cut.at_least >= len(lits):
-        return live
-    need = cut.at_least - (len(lits) - len(live))     # quotes every plan uses count already
-    if need <= 0:
-        return []
-    many = m.new_bool_var(f"late_pool[{cut.option}@{cut.nodes}>={cut.at_least}]")
-    m.add(sum(live) >= need).only_enforce_if(many)
-    m.add(sum(live) <= need - 1).only_enforce_if(~many)
-    return [many]
-
-
-def _pin_and(m: Any, b: Any, conds: Sequence[Any]) -> None:
-    """b = the conjunction of `conds`, both ways."""
-    for c in conds:
-        m.add(b <= c)
-    m.add(b >= sum(conds) - (len(conds) - 1))
-
-
 def plan_units(pt: Point, qid: str, unit: int, late_usd: float = 0.0) -> tuple[int, int]:
     """(cost, cash) in money units of the plan at `pt` that takes all its nodes from quote `qid`: its fixed and
     per-node lines and its lateness charge alone, each total rounded up once (the model's charge of such a plan;
@@ -878,7 +494,7 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     points = model_points(universe, screen, prune=prune, keep=keep)
     b = _Builder(problem, universe, screen, unit, guard, elastic, points, None if elastic else active)
     b.add_selection(protect, reduce, usable, quotes=not groups_only)
-    b.add_lateness(late_cuts)
+    add_lateness(b, late_cuts)
     b.add_fabrics()
     b.add_schedule()
     b.add_policy()
@@ -886,12 +502,12 @@ def build(problem: Problem, universe: Universe, screen: Screen, unit: int, *, gu
     b.add_site()
     b.add_memory()
     b.add_capacity()
-    b.add_adjustments()
-    b.add_calendar()
+    add_adjustments(b)
+    add_calendar(b)
     if not groups_only:
-        b.add_timing()
-    b.add_deadline_confidence(cuts)
-    b.add_conditions()
+        add_timing(b)
+    add_deadline_confidence(b, cuts)
+    add_conditions(b)
     if cost_hi is None and groups_only:
         cost_hi = 0  # a skeleton is never solved, and only an elastic model's slacks read the ceiling
     if cost_hi is None:

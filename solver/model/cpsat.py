@@ -1,7 +1,8 @@
 """CP-SAT, imported without pandas.
 
-`ortools.sat.python.cp_model` imports pandas (~0.35 s, a third of `plan solve`'s start-up) only for its
-pandas-Series helpers (`new_int_var_series` …), which `plan` never uses; module import merely evaluates
+`ortools.sat.python.cp_model` imports pandas, a large import on every `plan solve`'s start-up (measured:
+bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"), only for its pandas-Series
+helpers (`new_int_var_series` …), which `plan` never uses; module import merely evaluates
 `pd.Index`/`pd.Series` in type annotations. (numpy cannot be spared the same way: cp_model only names numpy
 types, but its C++ helper imports numpy when the first model is created.) If pandas is not loaded yet we let
 cp_model see a stub with those two names, then remove the stub so any later `import pandas` gets the real library.
@@ -38,8 +39,9 @@ else:
 
 
 class Model(cp_model.CpModel):
-    """A CpModel without the deprecated CamelCase aliases ortools attaches to every instance (~7 ms each, and
-    plan builds one model per accelerator/mode pair). Only snake_case methods are used here."""
+    """A CpModel without the deprecated CamelCase aliases ortools attaches to every instance (a bound method per
+    alias, made for every model, and plan builds one model per accelerator/mode pair; measured: bench/README.md,
+    "Timings that used to live in docstrings (moved 2026-12-07)"). Only snake_case methods are used here."""
 
     def _add_pre_pep8_methods(self) -> None:
         return None

@@ -21,7 +21,7 @@ class Decision:
     planned_day: int | None = None
     """The planned start the model priced delivery timing at (None: take the start)."""
     late_units: int | None = None
-    """The model's lateness charge of a plan on an option of several quotes (`builder.add_lateness`; None: a
+    """The model's lateness charge of a plan on an option of several quotes (`lateness.add_lateness`; None: a
     one-quote option, charged exactly)."""
 
     @property

@@ -73,7 +73,7 @@ def floor_units(dollars: float, unit: int) -> int:
 def kept_share(problem: "Problem") -> float:
     """1 + the sum of every rule's negative `add_pct` / 100: the least share of its cost lines a plan can be left with
     when every discount applies to it at once (each rule adds its percentage of the lines once, whatever else
-    applies; `model/builder.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
+    applies; `model/rule_constraints.py`, `_add_pct`). Rules that name quotes or test the cost count too. At most 0 (two
     discounts of 50 %), no share is left to bound by: the point bounds and the screen's budget reasons on cost are
     then off."""
     return 1.0 + sum(min(0.0, r.then.add_pct or 0.0) for r in problem.spec.rules if not isinstance(r.then, str)) / 100

@@ -250,11 +250,12 @@ def _piecewise(pm: ProgramModel, b: Any, held: Any, ps: list[tuple[int, int, int
 def _add_within_deadlines(pm: ProgramModel, b: Any, y: Any, held: Any, ps: list[tuple[int, int, int, int]]) -> None:
     """Why: a held-days cost is concave over a long calendar (its slope falls once the depreciation life is
     reached), so its convex envelope over the whole calendar undercuts it by a quarter at the days held in a
-    real program, and the relaxation then prefers owned hardware it cannot afford (the ten-workload bench: a
-    root bound 18% under the optimum, most of the solve spent closing it). While every workload's deadline holds,
-    the program ends by the last one, no lot is held longer, and over those days the function is often convex: its
-    pieces there, S·y ≥ A·held + B·bought, are then exact rows for the relaxation. They are enforced with the
-    deadline groups they rely on, so an explanation that drops one loses them."""
+    real program, and the relaxation then prefers owned hardware it cannot afford: a weak root bound the search
+    must close (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). While
+    every workload's deadline holds, the program ends by the last one, no lot is held longer, and over those days
+    the function is often convex: its pieces there, S·y ≥ A·held + B·bought, are then exact rows for the
+    relaxation. They are enforced with the deadline groups they rely on, so an explanation that drops one loses
+    them."""
     days = [w.deadline_day for w in pm.data.workloads]
     groups = [w.deadline_group for w in pm.data.workloads]
     if any(d is None for d in days) or any(g is None for g in groups):
@@ -333,8 +334,8 @@ def _add_hardware_bounds(pm: ProgramModel) -> None:
     every workload on owned hardware nobody paid for. Per system: the lots' node-days held after installation are
     at least the node-days its workloads run, Σ lot_nodes·(held − install·bought) ≥ Σ n·days·x — every node a run
     uses is usable and held on each of its days — so workloads that share bought nodes pay for holding them through
-    all their runs, not through the longest one alone (with the held-days rows of each lot, this lifted the
-    ten-workload bench's root bound from 82% to 90% of the optimum)."""
+    all their runs, not through the longest one alone (with the held-days rows of each lot, a tighter root bound;
+    measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)")."""
     m = pm.model
     for system in sorted({lq.system for lq in pm.data.lots}):
         capex = min(lq.capex_usd_per_node for lq in pm.data.lots if lq.system == system)
@@ -408,7 +409,8 @@ def rent_per_day(c: Candidate) -> int:
 def _rent_in(pm: ProgramModel, wi: int, first: int, end: int) -> Any:
     """Dollars of workload `wi`'s rent that fall in days [first, end): its daily rate (0 on owned nodes) times the
     days its run overlaps them; None when no run of it can overlap those days. (One enforced row per candidate
-    instead of the product measured twice as slow on bench/program.py's ten workloads.)"""
+    instead of the product, which solved slower; measured: bench/README.md, "Timings that used to live in
+    docstrings (moved 2026-12-07)".)"""
     m, w = pm.model, pm.data.workloads[wi]
     rented = [(ci, c) for ci, c in pm.candidates(wi) if not c.owned]
     latest = w.deadline_day if w.deadline_day is not None else pm.horizon
@@ -486,9 +488,9 @@ def _add_chance(pm: ProgramModel, limits: bool) -> None:
     """Each candidate starts by its latest start at the confidence (None: never, while its workload's deadline
     and the confidence hold), and every cut learnt so far that applies to this model. The chained bound (after its
     ancestors) is a start limit only with `limits` (a feasibility check: it proves infeasible dates without dozens of
-    rounds of cuts); otherwise only where it rules a candidate out: as a start limit it made the ten-workload bench's
-    optimisation 9× slower to prove (72 s against 8 s, the same optimum and no cut either way), as an exclusion
-    faster (4.9 s)."""
+    rounds of cuts); otherwise only where it rules a candidate out: as a start limit it made the optimisation much
+    slower to prove for the same optimum and no cut either way, as an exclusion faster (measured: bench/README.md,
+    "Timings that used to live in docstrings (moved 2026-12-07)")."""
     chance = pm.data.chance
     if chance is None:
         return

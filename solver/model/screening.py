@@ -81,7 +81,7 @@ def budget_line(problem: Problem) -> float | None:
     """What the budget reasons compare a point's undiscounted lines (fixed + its fill) with, in dollars; None when
     there is no budget or nothing to bound by.
 
-    A rule's `add_pct` changes cost only, never cash (`builder._add_pct`), so a cash budget is its own line. A
+    A rule's `add_pct` changes cost only, never cash (`rule_constraints._add_pct`), so a cash budget is its own line. A
     discount lowers a plan's cost to no less than `kept_share` × its lines (each discount adds its percentage of them
     once; the model rounds every term up), so a plan whose lines exceed budget / kept costs more than the budget:
     the line of a cost budget is budget / kept, the budget itself without a discount."""

@@ -51,11 +51,12 @@ _CACHES: "OrderedDict[int, tuple[Problem, dict[tuple[str, str], Timing]]]" = Ord
 
 def timing(problem: Problem, o: Option, q: Quote) -> Timing:
     """The quote's timing within option `o` of `problem`, made once: the presolve, the bounds, the model and its
-    cost ceiling all ask for the same quotes. A timing depends only on the quote, the option's accelerator class, the assumptions and `as_of`, so problems that differ
-    in nothing else — a command's what-ifs of the deadline or the budget: the frontier's neighbours, its dates, the
-    sensitivity's sweeps — share one set (the cheaper neighbour of a 10,000-quote solve timed every quote again,
-    ~0.1 s). A problem is immutable, so an option and a quote id name one timing; the entry also holds the quote
-    itself and its class, and one made for another object of the same id is made again."""
+    cost ceiling all ask for the same quotes. A timing depends only on the quote, the option's accelerator class,
+    the assumptions and `as_of`, so problems that differ in nothing else — a command's what-ifs of the deadline or
+    the budget: the frontier's neighbours, its dates, the sensitivity's sweeps — share one set instead of timing
+    every quote again for each (measured: bench/README.md, "Timings that used to live in docstrings (moved
+    2026-12-07)"). A problem is immutable, so an option and a quote id name one timing; the entry also holds the
+    quote itself and its class, and one made for another object of the same id is made again."""
     entry = _CACHES.get(id(problem))
     if entry is None or entry[0] is not problem:
         entry = (problem, _shared_timings(problem))

@@ -187,8 +187,9 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
     """Run one command body and return its exit code (see module docstring); it never raises but SystemExit.
 
     `process_ends`: the console script leaves with `os._exit` right after the command, so collection is not turned
-    back on — that would only start a collection (~0.15 s on the datacenter example) of objects about to vanish with
-    the process. In-process callers (tests, a notebook) get the collector back as they had it."""
+    back on — that would only start a collection, a scan of every object the command made, of objects about to
+    vanish with the process (measured: bench/README.md, "Timings that used to live in docstrings (moved
+    2026-12-07)"). In-process callers (tests, a notebook) get the collector back as they had it."""
     out = Output()
     handler = _configure_logging(verbose, debug)
     spinner = Spinner() if progress and not verbose and not debug else None

@@ -202,7 +202,7 @@ def _hard_rules_hold(pt: Point, alloc: dict[str, int], problem: Problem, cost: i
 
 
 def _cost_test(cmp: Comparison, cost_units: int, unit: int) -> bool:
-    """The model's reading of a cost comparison at unit resolution (see `_cost_bound` in model/builder.py)."""
+    """The model's reading of a cost comparison at unit resolution (see `_cost_bound` in model/rule_constraints.py)."""
     for op in ("gt", "ge", "lt", "le", "eq"):
         v = getattr(cmp, op)
         if v is None:

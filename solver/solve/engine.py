@@ -105,9 +105,9 @@ class Engine:
     def solver(self, *, presolve: bool = True, thorough: bool = False) -> cp_model.CpSolver:
         """A solver with the engine's limits. Quick (the default) turns off presolve inclusion, probing and symmetry
         detection and runs one presolve pass, which cost more than they save on the many small solves of a single
-        run and of explanations (one pass: the 58 models of the 10,000-quote solve 0.59 → 0.44 s, the same optima);
-        `thorough` keeps CP-SAT's defaults for one hard optimisation (a program: 4.7 → 1.7 s on the 200B example,
-        12–14 → 10–11 s on the ten-workload bench)."""
+        run and of explanations (small one-hot selections; the same optima either way); `thorough` keeps CP-SAT's
+        defaults for one hard optimisation (a program), where their work pays for itself (measured: bench/README.md,
+        "Timings that used to live in docstrings (moved 2026-12-07)")."""
         s = cp_model.CpSolver()
         p = s.parameters
         p.num_workers = self.limits.workers
@@ -171,11 +171,11 @@ class Engine:
 class _Worker:
     """A long-lived thread that runs the CP-SAT searches of the thread that owns it, one at a time.
 
-    Why not a new thread per search: a fresh thread costs CP-SAT about a millisecond of set-up (its thread-local
-    state and a new malloc arena) — 15% of CPU time over 200 small solves, measured with a 200-variable model
-    (tests of the whole pipeline make dozens of solves per command). One worker per calling thread keeps searches
-    from different threads independent; one per process (a forked child gets its own) because threads do not
-    survive a fork.
+    Why not a new thread per search: a fresh thread makes CP-SAT set up its thread-local state and a new malloc
+    arena again, a fixed cost that is a large share of a small solve (measured: bench/README.md, "Timings that used
+    to live in docstrings (moved 2026-12-07)"; tests of the whole pipeline make dozens of solves per command). One
+    worker per calling thread keeps searches from different threads independent; one per process (a forked child
+    gets its own) because threads do not survive a fork.
     """
 
     def __init__(self) -> None:

@@ -2,12 +2,13 @@
 
 Why fork: a pair's search reads the whole prepared context (universe, screen, bounds: hundreds of megabytes with
 a marketplace catalog). A forked child has all of it at once, shared copy-on-write; a fresh ("spawn") process would
-import the package again (0.4 s) and rebuild the context, which is what a 10,000-quote solve has to save. A
-task is an index into the list of items the parent holds when it forks; its answer is plain data (a plan, a
-status, numbers) pickled back. This process works too, on the items at the back of the order while the children
-take them from the front: with N processes, N − 1 children (one fork fewer, and the items it runs leave their
-caches here). Answers come back in the items' order whatever order they finished in, and each search is
-single-threaded with a fixed seed (`engine.py`), so the result is byte-identical to the serial one.
+import the package again and rebuild the context, which is what a 10,000-quote solve has to save (measured:
+bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). A task is an index into the
+list of items the parent holds when it forks; its answer is plain data (a plan, a status, numbers) pickled
+back. This process works too, on the items at the back of the order while the children take them from the
+front: with N processes, N − 1 children (one fork fewer, and the items it runs leave their caches here). Answers
+come back in the items' order whatever order they finished in, and each search is single-threaded with a fixed
+seed (`engine.py`), so the result is byte-identical to the serial one.
 
 Fork-safety: the children use no lock another thread of the parent could hold. Our own threads are the CP-SAT
 worker (idle between searches; a child starts its own, `engine._worker`), the progress spinner (which never
@@ -257,9 +258,10 @@ class _Order:
     largest items are under way before this process takes any.
 
     Why not hand items out from this process: a child that finished then waited for it to read the answer and send
-    the next index, which needs the GIL, held by the main thread's own search: a few milliseconds per item at best,
-    10–20 ms with large answers (0.13 s of a child's 0.66 s at 1,000 quotes). Taking from shared memory, a child
-    never waits for this process; its answers are read by a thread of their own (`_Collector`)."""
+    the next index, which needs the GIL, held by the main thread's own search: a wait per item that grows with the
+    answer's size (measured: bench/README.md, "Timings that used to live in docstrings (moved 2026-12-07)"). Taking
+    from shared memory, a child never waits for this process; its answers are read by a thread of their own
+    (`_Collector`)."""
 
     _FORMAT = "qq"
 

@@ -13,9 +13,10 @@ the least over a union of points is the least of the least over each part, so th
 solved a few at a time, best bound first, until the next bound is not below the best plan found. Why: CP-SAT's
 linear relaxation of a model over many points mixes them fractionally, and is far weaker than each point's own. At
 100,000 quotes, dropping an infeasible deadline's one fabric per job leaves 112 points, each able to split its nodes
-over more than a thousand rented quotes of every fabric; one model of 32 of them was not proven in 20 deterministic
-seconds (47 s), while each point alone is proven in milliseconds. Among plans of equal value the part solved first
-is kept (the full model would pick one of them too, by its own search).
+over more than a thousand rented quotes of every fabric, so a model of 32 of them has that weak mixed relaxation,
+while each point alone has its own (measured: bench/README.md, "Timings that used to live in docstrings (moved
+2026-12-07)"). Among plans of equal value the part solved first is kept (the full model would pick one of them
+too, by its own search).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ T = TypeVar("T")
 Key = tuple[str, int]
 
 INITIAL_POINTS = 32
-"""Points in the first model of a search: a model of 32 points solves in milliseconds, and the optimum is usually
-among the 32 best bounds (bench/README.md), so most searches need one or two models."""
+"""Points in the first model of a search: a model of 32 points is small, and the optimum is usually among the 32
+best bounds (bench/README.md), so most searches need one or two models (measured: bench/README.md, "Timings that
+used to live in docstrings (moved 2026-12-07)")."""
 INITIAL_WEIGHT = 256
 """Most quote variables (`weight` summed over the kept points) in a first model, beyond its first point. With a
 marketplace catalog a bought option's point can split over a hundred quotes: 32 such points make a model of

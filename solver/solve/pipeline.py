@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, TypeVar
 
 from .. import collect
@@ -61,8 +60,9 @@ SETTLE_GAP = 0.05
 plan shown for it costs at most 5% more than the pair's best, and the answer says by how much at most
 (`Alternative.settled_usd`). A marketplace of near copies offers the search sets of 2–7 bought quotes whose joint
 lateness the model undercharges by 2–7% of the plan's cost and which differ from each other by a few thousand
-dollars: each needs a cut and a re-solve (about 1 s each at 100,000 quotes), though none of them changes the
-decision. Every pair that could rank first or second is searched to its proven optimum (`_unsettle`)."""
+dollars: each needs a cut and a re-solve (measured: bench/README.md, "Timings that used to live in docstrings
+(moved 2026-12-07)"), though none of them changes the decision. Every pair that could rank first or second is
+searched to its proven optimum (`_unsettle`)."""
 
 
 @dataclass(frozen=True)
@@ -501,89 +501,23 @@ def _settled_gap(ctx: Context, out: PairOutcome | None) -> float:
     return (out.objective - out.bound) / per_unit * ctx.unit
 
 
-@dataclass(frozen=True)
-class Best:
-    """The best plan of a problem without its runners-up (`best_only`), and the status `solve_problem` would give."""
-
-    plan: Plan | None
-    status: str
-
-
 def rank(objective: int, plan: Plan, pair: str) -> tuple[int, float, str]:
     """How the solve ranks the pairs' best plans: by the model's objective, then by the plan's exact cost (two plans
     within one money unit of each other tie in the model: the cheaper in dollars comes first), then by pair name."""
     return objective, round(plan.total_cost, 6), pair
 
 
-def may_win(floor: int | None, pair: str, best: tuple[int, str] | None) -> bool:
-    """Whether a pair whose plans' objective is at least `floor` (None: unknown) could be chosen over the best
-    (objective, pair) so far: the solve ranks plans by objective, then by their exact cost (`rank`), so a pair whose
-    bound equals the best objective may still win."""
-    if floor == NO_PLAN_BOUND:
-        return False
-    return best is None or floor is None or floor <= best[0]
-
-
-@collect.paused()
-def best_only(problem: Problem, settings: SolveSettings | None = None, ctx: Context | None = None) -> Best:
-    """`solve_problem`'s plan and status, without the best plan of every other pair: for answers that solve many
-    variants and keep only each one's winner (the frontier's dates).
-
-    Pairs are searched by their closed-form bound, least first (`model/bounds.py`), and a pair whose bound already
-    exceeds the best plan found is not searched: its optimum cannot win (`may_win`). Under `objective: cost` the others are searched for plans that cost no
-    more than the best so far (a cap the bounds apply per point before any model). The winner gets the same
-    tie-break solve as in `solve_problem`, so the plan is the same, byte for byte."""
-    ctx = ctx or prepare(problem, settings)
-    settings = ctx.settings
-    universe = ctx.universe
-    cost_hi = ctx.cost_hi()
-    pairs = universe.pairs()
-    floors = {pair: _closed_form_bound(ctx, pair, cost_hi) for pair in pairs}
-    order = sorted(range(len(pairs)), key=lambda k: (floors[pairs[k]] if floors[pairs[k]] is not None else 0, k))
-    best: tuple[int, str, Plan] | None = None
-    tied: PairOutcome | None = None
-    unproven = False
-    for k in order:
-        pair = pairs[k]
-        if not may_win(floors[pair], pair, None if best is None else best[:2]):
-            continue
-        cap = best[2].model_cost_units if best is not None and problem.spec.objective == "cost" else None
-        # A capped model has other points and quotes than the uncapped one the tie-break is defined on: only an
-        # uncapped search may tie-break during its search (the first, or all under the time objective).
-        out = solve_pair(ctx, universe.subset(pair), cost_hi, tie_break=False, hint=settings.hint, cost_cap=cap,
-                         speculate=None if cap is not None else
-                         partial(may_win, pair=pair, best=None if best is None else best[:2]))
-        if out.plan is None:
-            unproven = unproven or out.status != INFEASIBLE
-            continue
-        unproven = unproven or out.status != OPTIMAL
-        assert out.objective is not None
-        if best is None or rank(out.objective, out.plan, pair) < rank(best[0], best[2], best[1]):
-            best = (out.objective, pair, out.plan)
-            tied = out.tie_broken
-    if best is None:
-        return Best(None, "unknown" if unproven else INFEASIBLE)
-    plan = best[2]
-    if not unproven:
-        out = tied if tied is not None else \
-            solve_pair(ctx, universe.subset(best[1]), cost_hi, tie_break=True, hint=settings.hint)
-        if out.plan is not None and out.objective == best[0]:
-            plan = out.plan
-    check_plan(problem, universe, plan)
-    return Best(plan, "feasible" if unproven else OPTIMAL)
-
-
 PARALLEL_MAX_QUOTES = 30_000
 """Quotes beyond which the default is one process: a child shares the parent's memory only until it writes to it,
 and a search writes all over the heap (reference counts, new objects in old arenas). With 100,000 quotes two
-processes solve in 21.8 s instead of 24.8 s but peak at 2.2 GB together instead of 1.1 GB. `--processes`
-overrides the default either way."""
+processes peak at 2.2 GB together instead of 1.1 GB for little time saved (measured: bench/README.md, "Timings
+that used to live in docstrings (moved 2026-12-07)"). `--processes` overrides the default either way."""
 FORK_AFTER_SECONDS = 0.1
 """By default the pairs are searched here, smallest first, and the ones left after this long are shared with forked
 children: a short search (a tight deadline that leaves a few points) never pays for forking and for the caches its
-later stages would fill again, and a long one is shared. 0.1 s rather than 0.25 s since this process works on
-after forking (`forked.py`): 1,000 quotes 0.62–0.74 → 0.53–0.60 s, the bundled example and a tight deadline the
-same. Where the work runs never changes the answer."""
+later stages would fill again, and a long one is shared. Short, since this process works on after forking
+(`forked.py`): sharing sooner takes no search away from it (measured: bench/README.md, "Timings that used to live
+in docstrings (moved 2026-12-07)"). Where the work runs never changes the answer."""
 
 
 def processes_for(ctx: Context, items: int) -> int:
@@ -697,8 +631,9 @@ def _closed_form_bound(ctx: Context, pair: str, cost_hi: int | None) -> int | No
     bounds are not sound for the problem (the gap is then unknown)."""
     if not ctx.bounds.sound:
         return None
-    # Screened-out points have no plan: skipping them keeps the bound, and the screen's test costs a tenth of a
-    # point bound (the floors of every pair were 2.6 of 3.4 s of a best-only solve at 10,000 quotes).
+    # Screened-out points have no plan: skipping them keeps the bound, and the screen's test is memoised per point
+    # where a point bound prices the point's quotes (measured: bench/README.md, "Timings that used to live in
+    # docstrings (moved 2026-12-07)").
     found = [b for pt in _open_points(ctx, ctx.universe.subset(pair))
              if (b := ctx.bounds.point_bound(pt, cost_hi)) is not None]
     return min(found) if found else NO_PLAN_BOUND
@@ -723,5 +658,5 @@ def _cross_check(ctx: Context, status: str, best: int | None) -> None:
                              "(cf. google/or-tools#5293)")
 
 
-__all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "best_only", "Best", "solve_pair",
+__all__ = ["SolveSettings", "Hint", "Context", "prepare", "solve_problem", "solve_pair", "rank", "NO_PLAN_BOUND",
            "optimise", "PairOutcome", "Forcing", "processes_for", "processes_for_problem", "per_pair"]
