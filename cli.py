@@ -440,8 +440,8 @@ def solve(file: str, fmt: str, top: int | None, exact_alternatives: bool, worker
             write_atomic(save_to, to_json(snap))
         if old is not None:
             d = history.diff(old, snap)
-            today = history.old_plan_today(ctx, old) if d["decision_changed"] else None
-            data = {**data, "diff": d, "previous_plan_today": today}
+            today = history.old_plan_today(ctx, old) if d.decision_changed else None
+            data = {**data, "diff": d.as_dict(), "previous_plan_today": today.as_dict() if today else None}
     if fmt == "json":
         out.write(to_json(data))
     else:
@@ -450,7 +450,7 @@ def solve(file: str, fmt: str, top: int | None, exact_alternatives: bool, worker
                                 markdown=fmt == "markdown", verbose=verbose))
         if old is not None:
             from solver.render.diff import render_diff
-            text = render_diff(data["diff"], data["previous_plan_today"], title=f"Changes since {compare_to}:")
+            text = render_diff(d, today, title=f"Changes since {compare_to}:")
             out.write("\n" + (f"## Changes since `{compare_to}`\n\n```\n{text}```\n" if fmt == "markdown" else text))
         out.note(f"(solved in {result.solve_seconds:.2f} s; money unit ${result.unit:,} in the model)")
     return STATUS_EXIT[result.status]
@@ -702,8 +702,8 @@ def diff(old: str, new: str, fmt: str, out: Any, verbose: bool) -> int:
         out.write(to_json(d) if fmt == "json" else render_program_diff(d, f"Changes from {old} to {new}:"))
         return DIFF_CHANGED if any(k != "causes" for k in d) else 0
     d = history.diff(a, b)
-    out.write(to_json(d) if fmt == "json" else render_diff(d))
-    return DIFF_CHANGED if d["summary"]["changed"] else 0
+    out.write(to_json(d.as_dict()) if fmt == "json" else render_diff(d))
+    return DIFF_CHANGED if d.summary.changed else 0
 
 
 DIFF_CHANGED = 1

@@ -224,7 +224,7 @@ def program_diff(old_saved: dict[str, Any], new_saved: dict[str, Any]) -> dict[s
         used |= {p["quote"] for body in (a, b) for p in body.get("purchases", [])}
         causes = input_changes(_by_id(old_saved["inputs"]), _by_id(new_saved["inputs"]), used)
         if causes:
-            out["causes"] = causes
+            out["causes"] = [c.as_dict() for c in causes]
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..answers.history import InputChange, LineChange, PlanChange, PlanDiff, PlanToday
 from ..estimate.cost import LINE_ORDER
 from ..inputs.units import usd
 from .safe import clean
@@ -33,16 +34,17 @@ def _value(v: Any, key: str = "") -> str:
     return str(v)
 
 
-def cause_text(c: dict[str, Any]) -> str:
-    used = " (used)" if c.get("used") and c["kind"] == "quote" else ""
-    if c["kind"] == "problem":
-        return f"~ problem {c['path']}: {_value(c['from'], c['path'])} -> {_value(c['to'], c['path'])}"
-    if "change" in c:
-        return f"{'+' if c['change'] == 'new' else '-'} quote {c['id']}{used}: {c['change']}"
-    f = c["field"]
-    if f == "price" and isinstance(c["from"], (int, float)) and isinstance(c["to"], (int, float)):
-        return f"~ quote {c['id']}{used}: price {c['from']:,.2f} -> {c['to']:,.2f}"
-    return f"~ quote {c['id']}{used}: {f} {_value(c['from'], f)} -> {_value(c['to'], f)}"
+def cause_text(c: InputChange) -> str:
+    used = " (used)" if c.used and c.kind == "quote" else ""
+    if c.kind == "problem":
+        path = c.path or ""
+        return f"~ problem {path}: {_value(c.before, path)} -> {_value(c.after, path)}"
+    if c.change is not None:
+        return f"{'+' if c.change == 'new' else '-'} quote {c.quote}{used}: {c.change}"
+    f = c.field or ""
+    if f == "price" and isinstance(c.before, (int, float)) and isinstance(c.after, (int, float)):
+        return f"~ quote {c.quote}{used}: price {c.before:,.2f} -> {c.after:,.2f}"
+    return f"~ quote {c.quote}{used}: {f} {_value(c.before, f)} -> {_value(c.after, f)}"
 
 
 MARK = {"add": "+", "remove": "-", "change": "~"}
@@ -53,41 +55,38 @@ FIELD_LABEL = {"cash": "cash", "p_deadline": "P(deadline)", "late_days_expected"
                "finish_p90": "finish p90", "objective_usd": "expected cost with lateness", "offer": "offer"}
 
 
-def _change_value(c: dict[str, Any], side: str) -> str:
-    v = c[side]
-    if c["field"] == "p_deadline" and isinstance(v, (int, float)):
+def _change_value(c: PlanChange, v: Any) -> str:
+    if c.field == "p_deadline" and isinstance(v, (int, float)):
         return f"{v:.0%}"
-    if c.get("unit") == "usd" or c["field"] == "objective_usd":
+    if c.unit == "usd":
         return usd(v)
-    if c["field"] == "late_days_expected" and isinstance(v, (int, float)):
+    if c.field == "late_days_expected" and isinstance(v, (int, float)):
         return f"{v:,.1f} days"
-    return _value(v) + (f" {c['unit']}" if c.get("unit") and c["unit"] != "usd" else "")
+    return _value(v) + (f" {c.unit}" if c.unit else "")
 
 
-def _change_row(c: dict[str, Any]) -> tuple[str, str, str]:
+def _change_row(c: PlanChange) -> tuple[str, str, str]:
     """(marker, label, what): `+ quote X  32 nodes`, `- quote Y  72 nodes`, `~ nodes  72 -> 144`."""
-    label = FIELD_LABEL.get(c["field"], c["field"])
-    action = c.get("action", "change")
-    if action == "add":
-        return "+", label, _change_value(c, "to")
-    if action == "remove":
-        return "-", label, _change_value(c, "from")
-    what = f"{_change_value(c, 'from')} -> {_change_value(c, 'to')}"
-    if c.get("unit") == "usd" and isinstance(c["from"], (int, float)) and isinstance(c["to"], (int, float)):
-        delta = c["to"] - c["from"]
+    label = FIELD_LABEL.get(c.field, c.field)
+    if c.action == "add":
+        return "+", label, _change_value(c, c.after)
+    if c.action == "remove":
+        return "-", label, _change_value(c, c.before)
+    what = f"{_change_value(c, c.before)} -> {_change_value(c, c.after)}"
+    if c.unit == "usd" and isinstance(c.before, (int, float)) and isinstance(c.after, (int, float)):
+        delta = c.after - c.before
         what += f"  ({'+' if delta >= 0 else '-'}{usd(abs(delta))})"
     return "~", label, what
 
 
-def _line_row(c: dict[str, Any]) -> tuple[str, str, str]:
-    label = "total cost" if c["line"] == "total" else LINE_LABEL.get(c["line"], c["line"])
-    sign = "+" if c["delta"] >= 0 else "-"
-    action = c.get("action", "change")
-    if action == "add":
-        return "+", label, usd(c["to"])
-    if action == "remove":
-        return "-", label, usd(c["from"])
-    return "~", label, f"{usd(c['from'])} -> {usd(c['to'])}  ({sign}{usd(abs(c['delta']))})"
+def _line_row(c: LineChange) -> tuple[str, str, str]:
+    label = "total cost" if c.line == "total" else LINE_LABEL.get(c.line, c.line)
+    if c.action == "add":
+        return "+", label, usd(c.after)
+    if c.action == "remove":
+        return "-", label, usd(c.before)
+    sign = "+" if c.delta >= 0 else "-"
+    return "~", label, f"{usd(c.before)} -> {usd(c.after)}  ({sign}{usd(abs(c.delta))})"
 
 
 def _rows(rows: list[tuple[str, str, str]], indent: str = "  ") -> list[str]:
@@ -95,52 +94,47 @@ def _rows(rows: list[tuple[str, str, str]], indent: str = "  ") -> list[str]:
     return [f"{indent}{mark} {label:<{width}}  {what}" for mark, label, what in rows]
 
 
-def summary_line(d: dict[str, Any]) -> str:
+def summary_line(d: PlanDiff) -> str:
     """One line, as `terraform plan` ends: what changed, counted by marker, and the money."""
-    s = d.get("summary")
-    if s is None:
-        return ""
-    if not s["changed"]:
+    s = d.summary
+    if not s.changed:
         return "Summary: no change."
-    head = "the decision changed" if d.get("decision_changed") else "same decision"
-    parts = [f"{s['add']} to add", f"{s['change']} to change", f"{s['remove']} to remove"]
-    money = []
-    for key, name in (("cost_delta_usd", "cost"), ("cash_delta_usd", "cash")):
-        if key in s and abs(s[key]) >= 1:
-            money.append(f"{name} {'+' if s[key] >= 0 else '-'}{usd(abs(s[key]))}")
+    head = "the decision changed" if d.decision_changed else "same decision"
+    parts = [f"{s.add} to add", f"{s.change} to change", f"{s.remove} to remove"]
+    money = [f"{name} {'+' if v >= 0 else '-'}{usd(abs(v))}"
+             for v, name in ((s.cost_delta_usd, "cost"), (s.cash_delta_usd, "cash")) if v is not None and abs(v) >= 1]
     return f"Summary: {head}: " + ", ".join(parts) + (f"; {', '.join(money)}" if money else "") + "."
 
 
-def render_diff(d: dict[str, Any], today: dict[str, Any] | None = None, *, title: str | None = None) -> str:
+def render_diff(d: PlanDiff, today: PlanToday | None = None, *, title: str | None = None) -> str:
     """`terraform plan`'s shape: `+` added, `-` removed, `~` changed, labels aligned to the longest, the input
     changes that explain it, and a summary line."""
     lines = [title] if title else []
-    if not d.get("same_problem", True):
-        a, b = d["problems"]
+    if not d.same_problem:
+        a, b = d.problems
         lines.append(f"! the saved plan is of problem '{a}', this is '{b}': the comparison may mean little")
-    if d["status"][0] != d["status"][1]:
-        lines.append(f"  ~ status  {d['status'][0]} -> {d['status'][1]}")
-    if d["same_inputs"] and not d["changes"] and not d.get("cost_lines"):
+    if d.status[0] != d.status[1]:
+        lines.append(f"  ~ status  {d.status[0]} -> {d.status[1]}")
+    if d.same_inputs and not d.changes and not d.cost_lines:
         lines.append("no change: same inputs, same plan.")
         return clean("\n".join(lines) + "\n")
-    if not d["changes"] and not d.get("cost_lines"):
+    if not d.changes and not d.cost_lines:
         lines.append("no change in the plan.")
-    if d["changes"]:
-        lines += ["plan:"] + _rows([_change_row(c) for c in d["changes"]])
-    cost_lines = {c["line"]: c for c in d.get("cost_lines", [])}
+    if d.changes:
+        lines += ["plan:"] + _rows([_change_row(c) for c in d.changes])
+    cost_lines = {c.line: c for c in d.cost_lines or ()}
     ordered = [cost_lines[n] for n in [*LINE_ORDER, "total"] if n in cost_lines] + \
         [c for n, c in sorted(cost_lines.items()) if n not in LINE_ORDER and n != "total"]
     if ordered:
         lines += ["cost lines:"] + _rows([_line_row(c) for c in ordered])
-    if d["causes"]:
+    if d.causes:
         lines.append("why (input changes):")
-        lines += [f"  {cause_text(c)}" for c in d["causes"]]
+        lines += [f"  {cause_text(c)}" for c in d.causes]
     if today is not None:
-        if today.get("feasible"):
-            lines.append(f"the previous plan is still feasible today at {usd(today['cost_usd'])}, finishing "
-                         f"{today['finish']}")
+        if today.feasible:
+            lines.append(f"the previous plan is still feasible today at {usd(today.cost_usd or 0.0)}, finishing "
+                         f"{today.finish}")
         else:
-            lines.append(f"the previous plan is no longer feasible: {today.get('reason')}")
-    if d.get("summary"):
-        lines.append(summary_line(d))
+            lines.append(f"the previous plan is no longer feasible: {today.reason}")
+    lines.append(summary_line(d))
     return clean("\n".join(lines) + "\n")

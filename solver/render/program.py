@@ -18,6 +18,7 @@ from tabulate import tabulate
 from ..answers.program import ProgramReport, ProgramWhyNot
 from ..inputs.program import ProgramProblem, quarter_of
 from ..inputs.saved import SCHEMA_VERSION
+from ..answers.history import InputChange
 from .diff import cause_text
 from .jsonout import quote_snapshot
 from ..model.program import rent_per_day
@@ -323,7 +324,7 @@ def render_program_diff(diff: dict[str, Any], title: str) -> str:
             lines.append(f"  {name} {_m(a)} -> {_m(b)} ({'+' if b >= a else '-'}{_m(abs(b - a))})")
     if diff.get("causes"):
         lines.append("why (input changes):")
-        lines += [f"  {cause_text(c)}" for c in diff["causes"]]
+        lines += [f"  {cause_text(InputChange.of(c))}" for c in diff["causes"]]
     return "\n".join(lines) + "\n"
 
 
