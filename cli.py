@@ -771,7 +771,8 @@ def catalog(what: str, as_of: str | None, item_id: str | None, quotes: tuple[str
     from solver.inputs.bibliography import load_bibliography
     from solver.inputs.catalog import load_catalog
     from solver.inputs.names import did_you_mean
-    from solver.render.catalog_view import bibliography_rows, catalog_rows, quote_template
+    from solver.render.catalog_view import (bibliography_records, bibliography_rows, catalog_records, catalog_rows,
+                                            quote_template)
     from solver.render.jsonout import to_json
     from solver.render.safe import clean
 
@@ -788,20 +789,27 @@ def catalog(what: str, as_of: str | None, item_id: str | None, quotes: tuple[str
             raise InputError(f"unknown quote '{item_id}'" + did_you_mean(item_id, cat.quotes), origin="--id")
         out.write(quote_template(cat.quotes[item_id]))
         return 0
+    if fmt == "json":
+        records = bibliography_records(load_bibliography(), {item_id} if item_id else None) if what == "sources" \
+            else catalog_records(cat, what, day)
+        if item_id is not None and what != "sources":
+            known = [r["id"] for r in records]
+            records = [r for r in records if r["id"] == item_id]
+            if not records:
+                raise InputError(f"unknown {what[:-1]} '{item_id}'" + did_you_mean(item_id, known), origin="--id")
+        out.write(to_json(records))
+        return 0
     if what == "sources":
         headers, rows = bibliography_rows(load_bibliography(), {item_id} if item_id else None)
     else:
-        headers, rows = catalog_rows(cat, what, day, wide=wide or verbose or fmt == "json")
+        headers, rows = catalog_rows(cat, what, day, wide=wide or verbose)
         if item_id is not None:
             known = [r[0] for r in rows]
             rows = [r for r in rows if r[0] == item_id]
             if not rows:
                 raise InputError(f"unknown {what[:-1]} '{item_id}'" + did_you_mean(item_id, known), origin="--id")
-    if fmt == "json":
-        out.write(to_json([dict(zip(headers, r, strict=True)) for r in rows]))
-    else:
-        widths = [None] * (len(headers) - 1) + [None if (wide or verbose) else 60]
-        out.write(clean(tabulate(rows, headers=headers, tablefmt="simple", maxcolwidths=widths)) + "\n")
+    widths = [None] * (len(headers) - 1) + [None if (wide or verbose) else 60]
+    out.write(clean(tabulate(rows, headers=headers, tablefmt="simple", maxcolwidths=widths)) + "\n")
     return 0
 
 

@@ -199,8 +199,8 @@ def test_catalog_flags_quotes_that_expire_within_30_days() -> None:
     cat = load_catalog()
     for qid, q in cat.quotes.items():
         days = (q.valid_until - date(2026, 12, 1)).days
-        flagged = rows[qid]["valid to"].endswith("d!)")
-        assert flagged == (0 <= days <= 30), (qid, rows[qid]["valid to"])
+        flagged = rows[qid]["status"] == "expiring"
+        assert flagged == (0 <= days <= 30), (qid, rows[qid]["status"], rows[qid]["valid_until"])
 
 
 REBATE_CASE: list[Any] = [{"name": "reduce",

@@ -45,8 +45,9 @@ def test_a_quotes_file_entry_with_a_known_id_changes_only_its_fields(tmp_path: P
     r = run("catalog", "quotes", "--quotes", str(q), "--id", QUOTE, "--format", "json")
     row = json.loads(r.stdout)[0]
     bundled = json.loads(run("catalog", "quotes", "--id", QUOTE, "--format", "json").stdout)[0]
-    assert row["price"] == "$0.50/GPU-h"
-    assert {k: v for k, v in row.items() if k != "price"} == {k: v for k, v in bundled.items() if k != "price"}
+    assert row["usd_per_gpu_hour"] == 0.5 and bundled["usd_per_gpu_hour"] == 6.69
+    assert {k: v for k, v in row.items() if k != "usd_per_gpu_hour"} == \
+        {k: v for k, v in bundled.items() if k != "usd_per_gpu_hour"}
 
 
 def test_a_new_quote_reports_every_missing_field_at_once(tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_a_quote_template_round_trips(tmp_path: Path) -> None:
     copy = json.loads(run("catalog", "quotes", "--quotes", str(tmp_path / "q.yaml"), "--id", "my-copy",
                           "--format", "json").stdout)[0]
     original = json.loads(run("catalog", "quotes", "--id", QUOTE, "--format", "json").stdout)[0]
-    assert {**copy, "id": QUOTE} == original
+    assert {**copy, "id": QUOTE, "fabric_id": original["fabric_id"]} == original
     r = run("catalog", "quotes", "--id", "lambda-b200", "--format", "yaml")
     assert r.exit_code == 2 and "did you mean" in r.stderr and f"'{QUOTE}'" in r.stderr
 

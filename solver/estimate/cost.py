@@ -38,6 +38,7 @@ value) of [bud-tco].
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
@@ -316,7 +317,13 @@ def lead_cap(p50: float, p90: float | None, cap_quantile: float) -> float:
     if fit is None:
         return p50
     mu, sigma = fit
-    return math.exp(mu + sigma * NormalDist().inv_cdf(cap_quantile)) if cap_quantile < 1 else math.inf
+    return math.exp(mu + sigma * _quantile_z(cap_quantile)) if cap_quantile < 1 else math.inf
+
+
+@functools.lru_cache(maxsize=64)
+def _quantile_z(q: float) -> float:
+    """Φ⁻¹(q), kept per q: a problem has one cap quantile, asked for every quote of every re-priced what-if."""
+    return NormalDist().inv_cdf(q)
 
 
 def expected_excess_days(p50: float, p90: float | None, allowance: float, cap_quantile: float = 1.0) -> float:

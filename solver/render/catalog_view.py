@@ -73,6 +73,40 @@ def catalog_rows(cat: Catalog, what: str, as_of: date, *, wide: bool = False) ->
 
 
 
+def catalog_records(cat: Catalog, what: str, as_of: date) -> list[dict[str, Any]]:
+    """`--format json`: one record per item with typed values (numbers as numbers, dates as ISO strings, snake_case
+    keys: the catalog's own fields, as a catalog file writes them), plus what the table derives — for a quote its
+    `status` on `as_of` (valid, expiring, expired, not_yet_quoted), `price_unit` and `priced`; for an accelerator
+    whether any valid quote offers it."""
+    if what == "accelerators":
+        quoted = {cat.systems[q.system].accelerator for q in cat.quotes.values() if not q.expired(as_of)}
+        return [{**_dump(a), "quoted": a.id in quoted} for a in sorted(cat.accelerators.values(), key=lambda a: a.id)]
+    if what == "systems":
+        return [_dump(s) for s in sorted(cat.systems.values(), key=lambda s: s.id)]
+    out = []
+    for q in sorted(cat.quotes.values(), key=lambda q: q.id):
+        left = (q.valid_until - as_of).days
+        status = "expired" if q.expired(as_of) else "not_yet_quoted" if q.not_yet_quoted(as_of) else \
+            "expiring" if left <= EXPIRING_DAYS else "valid"
+        out.append({**_dump(q), "status": status, "priced": q.priced,
+                    "price_unit": PRICE_UNIT[q.mode], "fabric_id": q.fabric_id})
+    return out
+
+
+PRICE_UNIT = {"buy": "usd_per_node", "cloud": "usd_per_gpu_hour", "managed": "usd_per_node_month"}
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    """A catalog model's fields as JSON data, absent values left out (as a catalog file omits them)."""
+    return {k: v for k, v in model.model_dump(mode="json", by_alias=True).items() if v is not None}
+
+
+def bibliography_records(entries: Mapping[str, Entry], cat_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """`plan catalog sources --format json`: every entry's fields, typed, with its id."""
+    return [{"id": k, **_dump(e)} for k, e in sorted(entries.items(), key=lambda kv: _natural(kv[0]))
+            if cat_ids is None or k in cat_ids]
+
+
 def _terms(q: Quote) -> str:
     """The mode with its contract: buy, cloud (on demand), cloud 12mo (reserved), cloud spot, managed 6mo."""
     if q.term == "reserved":
