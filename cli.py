@@ -445,9 +445,14 @@ def solve(file: str, fmt: str, top: int | None, exact_alternatives: bool, worker
     if fmt == "json":
         out.write(to_json(data))
     else:
-        out.write(render_result(result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd,
-                                applies_to=spec.budget.applies_to, modes=spec.policy.modes, top=top,
-                                markdown=fmt == "markdown", verbose=verbose))
+        if fmt == "table" and not verbose:
+            from solver.render.brief import render_brief
+            out.write(render_brief(result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd,
+                                   applies_to=spec.budget.applies_to, top=top))
+        else:
+            out.write(render_result(result, deadline=spec.schedule.deadline, budget=spec.budget.max_usd,
+                                    applies_to=spec.budget.applies_to, modes=spec.policy.modes, top=top,
+                                    markdown=fmt == "markdown", verbose=verbose))
         if old is not None:
             from solver.render.diff import render_diff
             text = render_diff(d, today, title=f"Changes since {compare_to}:")

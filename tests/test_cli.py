@@ -302,8 +302,8 @@ def test_solve_json_excluded(finetune_json):
 
 @pytest.mark.parametrize("fmt", ["markdown", "table"])
 def test_solve_text_formats_show_the_chosen_plan(runner, finetune_json, memo_solve, fmt):
-    r = invoke(runner, "solve", FINETUNE, "--format", fmt)
-    assert r.exit_code == 0, r.output
+    r = invoke(runner, "solve", FINETUNE, "--format", fmt, *(["--verbose"] if fmt == "table" else []))
+    assert r.exit_code == 0, r.output  # the full report (the default view: tests/test_brief.py)
     plan = finetune_json["plan"]
     out = r.stdout
     assert "CHOSEN" in out

@@ -85,7 +85,7 @@ def test_catalog_tables_fit_a_terminal_and_sources_resolve() -> None:
 
 
 def test_report_reads_naturally() -> None:
-    out = run("solve", FINETUNE).stdout
+    out = run("solve", FINETUNE, "--verbose").stdout
     assert "1 node = 8 GPUs" in out and "1 nodes" not in out
     rows = [line for line in out.split("Options that cannot work:")[1].splitlines() if line.strip()]
     buy = [line for line in rows if " buy " in line]

@@ -315,7 +315,8 @@ def test_risk_figures_are_reported_for_the_plan_and_every_runner_up() -> None:
         # What the objective minimises is the plan's risk-adjusted cost, and without aversion its expectation.
         assert risk["objective_usd"] == plan["cost_usd"]["total"]
         assert abs(risk["objective_usd"] - risk["cost_expected_usd"]) <= 1
-    text = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--scenarios", "2000"])
+    text = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--scenarios", "2000",
+                                     "--verbose"])
     p = d["plan"]["risk"]["p_deadline"]
     assert f"{p:.0%} chance to finish by 2027-10-01" in text.stdout
     assert "Risk by scenarios (2,000 scenarios" in text.stdout

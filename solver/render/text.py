@@ -361,10 +361,9 @@ def excluded_rows(r: Result, modes_allowed: Sequence[str] | None, verbose: bool)
 def excluded_table(r: Result, modes_allowed: Sequence[str] | None = None, fmt: str = "simple",
                    verbose: bool = False) -> str:
     rows = excluded_rows(r, modes_allowed, verbose)
-    if fmt == "simple" and not verbose:
-        rows = [[a, m, w if len(w) <= REASON_WIDTH else w[: REASON_WIDTH - 3] + "..."] for a, m, w in rows]
+    widths = [None, None, REASON_WIDTH] if fmt == "simple" and not verbose else None  # wrapped, never cut
     return clean(tabulate(rows, headers=["accelerator", "mode", "why it cannot work (a minimal set of your "
-                                         "constraints that rules it out)"], tablefmt=fmt))
+                                         "constraints that rules it out)"], tablefmt=fmt, maxcolwidths=widths))
 
 
 def quote_notices(r: Result, verbose: bool) -> list[str]:
