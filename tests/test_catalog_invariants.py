@@ -48,9 +48,6 @@ KNOWN: dict[str, str] = {
     "dgx-b300-estimate": f"DGX support charged at the commodity 10 %/yr ({REVIEW} §4)",
     "gb200-nvl72-rack-estimate": f"NVIDIA rack support charged at the commodity 10 %/yr ({REVIEW} §4)",
     "gb300-nvl72-rack-estimate": f"NVIDIA rack support charged at the commodity 10 %/yr ({REVIEW} §4)",
-    # §5: the only MI355X cloud quote is capped at one node although OCI documents RDMA clusters for the shape.
-    "oci-mi355x-8x-ondemand": f"the only MI355X cloud offer allows one node; OCI runs multi-node RCCL on "
-                              f"BM.GPU.MI355X.8 ({REVIEW} §5)",
 }
 
 KNOWN_ASSUMPTIONS: dict[str, str] = {

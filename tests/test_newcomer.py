@@ -143,7 +143,8 @@ def test_the_readme_shows_what_plan_solve_prints(monkeypatch: pytest.MonkeyPatch
     shown = [line for line in readme[start:readme.index("```", start)].splitlines()
              if line.strip() and line.strip() != "..."]
     monkeypatch.chdir(REPO)  # the README's command runs from the checkout, and its output names files relatively
-    r = CliRunner().invoke(main, ["solve", "constraints/datacenter.yaml"])
+    # the README shows a 120-column terminal (pytest-xdist sets COLUMNS=80 in its workers)
+    r = CliRunner().invoke(main, ["solve", "constraints/datacenter.yaml"], env={"COLUMNS": "120"})
     assert r.exit_code == 0
     printed = r.stdout.splitlines()
     at = 0
