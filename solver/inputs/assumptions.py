@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, combined
 from . import bundled
 from .names import did_you_mean
 from .schema import Strict, validate
@@ -291,16 +291,23 @@ def _same_key(key: Any) -> Any:
 
 
 def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any, path: PathT,
-                    base: PathT) -> None:
+                    base: PathT, found: list[InputError]) -> None:
+    """Apply `override` at `path` to `leaves`; every mistake in it (an unknown key or assumption, a value that is
+    not a number) is added to `found`, and the rest is still applied."""
     if path in leaves:
         old = leaves[path]
-        value = _coerce(old.value, override, src, base + path)
+        try:
+            value = _coerce(old.value, override, src, base + path)
+        except InputError as exc:
+            found.append(exc)
+            return
         if isinstance(old.value, dict) and isinstance(override, dict):
             known = {_same_key(k): k for k in old.value}
             unknown = sorted((k for k in override if _same_key(k) not in known), key=str)
+            found += [_err(src, base + path + (k,), f"unknown key '{k}'"
+                           + did_you_mean(str(k), [str(o) for o in old.value], listing=True)) for k in unknown]
             if unknown:
-                raise _err(src, base + path + (unknown[0],), f"unknown key '{unknown[0]}'"
-                           + did_you_mean(str(unknown[0]), [str(k) for k in old.value], listing=True))
+                return
             value = {**old.value, **{known[_same_key(k)]: v for k, v in value.items()}}
         where = src.where(base + path) if src is not None else "what-if"
         leaves[path] = Leaf(value, f"overridden: {where}", "", False, True)
@@ -309,11 +316,14 @@ def _apply_override(leaves: dict[PathT, Leaf], src: Source | None, override: Any
         parent = path[:-1]
         siblings = sorted({str(p[len(parent)]) for p in leaves if p[: len(parent)] == parent and len(p) > len(parent)})
         key = str(path[-1]) if path else ""
-        raise _err(src, base + path, f"unknown assumption '{key}'" + did_you_mean(key, siblings, listing=True))
+        found.append(_err(src, base + path, f"unknown assumption '{key}'"
+                          + did_you_mean(key, siblings, listing=True)))
+        return
     if not isinstance(override, dict):
-        raise _err(src, base + path, "expected a mapping of assumptions to override here")
+        found.append(_err(src, base + path, "expected a mapping of assumptions to override here"))
+        return
     for key, child in override.items():
-        _apply_override(leaves, src, child, path + (key,), base)
+        _apply_override(leaves, src, child, path + (key,), base, found)
 
 
 MAX_OVERRIDE = 1e12
@@ -367,7 +377,10 @@ def load_assumptions(override: Mapping[str, Any] | None = None, *, src: Source |
     asrc, bundled_map = bundled_leaves()
     leaves = dict(bundled_map)
     if override:
-        _apply_override(leaves, src, dict(override), (), base)
+        found: list[InputError] = []
+        _apply_override(leaves, src, dict(override), (), base, found)
+        if found:
+            raise combined(found)
     tree: dict[str, Any] = {}
     for path, leaf in leaves.items():
         _set(tree, path, leaf.value)

@@ -8,10 +8,11 @@ A `Catalog` is immutable: what-ifs (`Problem.with_quote`) make a new one that sh
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from datetime import date
@@ -21,10 +22,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, combined
 from . import bundled
-from .names import did_you_mean
-from .schema import Strict, validate
+from .names import did_you_mean, meant, suggest
+from .schema import Strict, validate, validate_all
 from .units import HOURS_PER_MONTH, Date, MoneyOrZero, NonNegFloat, PositiveFloat
 from .yamlsrc import CATALOG_LIMIT_ENV, Source, catalog_file_limit, load_file, parse_text, path_str, read_text
 
@@ -164,6 +165,30 @@ class Quote(Strict):
     kind: Literal["list", "street", "negotiated", "estimate", "unpriced"]
     source: str = Field(min_length=3)
     notes: str | None = None
+
+    @classmethod
+    def allowed_keys(cls, data: Any) -> list[str]:
+        """The keys that apply to a quote of `data`'s mode (its own price field; the term fields for cloud only;
+        no fabric or contract on a purchase): a suggestion is never a key the quote would then refuse."""
+        keys = super().allowed_keys(data)
+        mode = data.get("mode") if isinstance(data, dict) else None
+        if mode not in PRICE_FIELDS:
+            return keys
+        skip = {f for m, f in PRICE_FIELDS.items() if m != mode}
+        if mode != "cloud":
+            skip |= {"max_term_months", "after_term_usd_per_gpu_hour", "next_tier"}
+        if mode == "buy":
+            skip |= {"fabric", "contract"}
+        return [k for k in keys if k not in skip]
+
+    @classmethod
+    def key_hints(cls, key: str, data: Any) -> list[str]:
+        """A price-like key (`price`, `usd_per_hour`, `cost`) stands for the price field of the quote's mode."""
+        mode = data.get("mode") if isinstance(data, dict) else None
+        words = set(key.lower().replace("-", "_").split("_"))
+        if mode in PRICE_FIELDS and words & {"price", "usd", "cost", "rate", "dollars", "hourly", "monthly"}:
+            return [PRICE_FIELDS[mode]]
+        return []
 
     @model_validator(mode="after")
     def _consistent(self) -> "Quote":
@@ -389,30 +414,47 @@ def _catalog_entry(entry: os.DirEntry[str]) -> str:
 
 
 class _Layers:
-    """The catalog as it is being read, layer after layer (bundled first, then each user file in order)."""
+    """The catalog as it is being read, layer after layer (bundled first, then each user file in order). A mistake
+    in an entry is kept in `found` and the entry left out, so that every mistake of every file is reported at once
+    (`catalog`); a file that is not a catalog at all stops the reading there."""
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[str, Any]] = {k: {} for k in _KINDS}
         self.origin: dict[str, str] = {}
         self.files: list[str] = []
+        self.found: list[InputError] = []
+        self.failed: dict[str, set[str]] = {k: set() for k in _KINDS}
+        """Ids of entries left out for a mistake: a reference to one is not a second mistake."""
+        self.paths: dict[str, str] = {}
+        """The field path of each entry in the file that gave it (`quotes[3]`), for messages."""
+
+    def add_user(self, read: Callable[[], Source]) -> None:
+        """Read a user file (`read()`) and add it; a file that cannot be read is a mistake, and the next is read."""
+        try:
+            src = read()
+        except InputError as exc:
+            self.found.append(exc)
+            return
+        self.add_file(src, user=True)
 
     def add_file(self, src: Source, user: bool) -> None:
         if not isinstance(src.data, dict):
-            raise src.error((), "not a catalog file: expected a mapping with one of the keys accelerators, "
-                                "systems, quotes")
+            self.found.append(src.error((), "not a catalog file: expected a mapping with one of the keys "
+                                            "accelerators, systems, quotes"))
+            return
         keys = [k for k in _KINDS if k in src.data]
         if not keys:
             # The file may not be a catalog at all (a wrong path): name the file and the line, never its content.
-            raise InputError("not a catalog file: expected a top-level key 'accelerators', 'systems' or 'quotes'",
-                             file=src.file, line=src.line_of(()))
-        extra = sorted(k for k in src.data if k not in keys)
-        if extra:
-            raise src.error((extra[0],), f"unknown top-level key '{extra[0]}'" + did_you_mean(extra[0], _KINDS,
-                                                                                            listing=True))
+            self.found.append(InputError("not a catalog file: expected a top-level key 'accelerators', 'systems' or "
+                                         "'quotes'", file=src.file, line=src.line_of(())))
+            return
+        self.found += [src.error((k,), f"unknown top-level key '{k}'" + did_you_mean(k, _KINDS, listing=True))
+                       for k in sorted(k for k in src.data if k not in keys)]
         for kind in keys:
             items = src.data[kind]
             if not isinstance(items, list):
-                raise src.error((kind,), "expected a list of entries")
+                self.found.append(src.error((kind,), "expected a list of entries"))
+                continue
             self._add_entries(src, kind, items, user)
         self.files.append(src.file)
 
@@ -421,44 +463,87 @@ class _Layers:
         seen: set[str] = set()
         model = _MODELS[kind]
         for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise src.error((kind, i), f"expected a mapping (one {kind[:-1]}), got {type(item).__name__}")
-            item_id = item.get("id")
-            if not isinstance(item_id, str):
-                raise src.error((kind, i, "id"), "required field is missing" if item_id is None else
-                                f"expected a string id, got {type(item_id).__name__}")
-            if item_id in seen:
-                raise src.error((kind, i, "id"), f"duplicate {kind[:-1]} id '{item_id}' in the same file")
+            item_id = item.get("id") if isinstance(item, dict) else None
+            mistake = self._entry_mistake(src, kind, i, item, seen, user)
+            if mistake is not None:
+                self.found.append(mistake)
+                if isinstance(item_id, str):
+                    self.failed[kind].add(item_id)
+                continue
+            assert isinstance(item_id, str)
             seen.add(item_id)
-            where = f"{src.file}:{src.line_of((kind, i)) or '?'}"
-            if item_id in table and not user:
-                raise src.error((kind, i, "id"), f"{kind[:-1]} id '{item_id}' is already defined at "
-                                f"{self.origin[kind + ':' + item_id]}")
             data = item
             if item_id in table:  # a partial override: only the fields given change
                 data = {**table[item_id].model_dump(by_alias=True), **item}
-            table[item_id] = validate(model, src, data, base=(kind, i))
-            self.origin[kind + ":" + item_id] = where
+            value, errors = validate_all(model, src, data, base=(kind, i))
+            if value is None:
+                self.found += errors
+                self.failed[kind].add(item_id)
+                continue
+            table[item_id] = value
+            self.origin[kind + ":" + item_id] = f"{src.file}:{src.line_of((kind, i)) or '?'}"
+            self.paths[kind + ":" + item_id] = path_str((kind, i))
+
+    def _entry_mistake(self, src: Source, kind: str, i: int, item: Any, seen: set[str],
+                       user: bool) -> InputError | None:
+        """What is wrong with entry `i` before its fields are read: not a mapping, no id, an id given twice, a
+        bundled id defined again, or the id of an existing entry mistyped (a change that would be read as a new,
+        incomplete entry: the nearest ids are named, not the fields a new entry lacks)."""
+        noun = kind[:-1]
+        if not isinstance(item, dict):
+            return src.error((kind, i), f"expected a mapping (one {noun}), got {type(item).__name__}")
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            return src.error((kind, i, "id"), "required field is missing" if item_id is None else
+                             f"expected a string id, got {type(item_id).__name__}")
+        if item_id in seen:
+            return src.error((kind, i, "id"), f"duplicate {noun} id '{item_id}' in the same file")
+        table = self.tables[kind]
+        if item_id in table and not user:
+            return src.error((kind, i, "id"), f"{noun} id '{item_id}' is already defined at "
+                             f"{self.origin[kind + ':' + item_id]}")
+        if item_id in table:
+            return None
+        model = _MODELS[kind]
+        lacking = [f.alias or name for name, f in model.model_fields.items()
+                   if f.is_required() and (f.alias or name) not in item]
+        hints = suggest(item_id, table) if lacking else []
+        if not hints:
+            return None
+        return src.error((kind, i, "id"), f"{noun} id '{item_id}' matches no catalog {noun}{meant(hints)} (an entry "
+                         f"with a new id is a new {noun}, and would need {', '.join(lacking)})")
 
     def catalog(self) -> Catalog:
         accelerators, systems, quotes = (MappingProxyType(dict(sorted(self.tables[k].items()))) for k in _KINDS)
         cat = Catalog(accelerators, systems, quotes, origin=MappingProxyType(dict(self.origin)),
                       files=tuple(self.files))
-        _check_references(cat)
+        found = self.found + _reference_errors(cat, self.failed, self.paths)
+        if found:
+            raise combined(found)
         return cat
 
 
-def _check_references(catalog: Catalog) -> None:
-    for sid, system in sorted(catalog.systems.items()):
-        if system.accelerator not in catalog.accelerators:
-            raise InputError(f"system '{sid}' refers to unknown accelerator '{system.accelerator}'"
-                             + did_you_mean(system.accelerator, catalog.accelerators),
-                             origin=catalog.origin["systems:" + sid], path="accelerator")
-    for qid, quote in sorted(catalog.quotes.items()):
-        if quote.system not in catalog.systems:
-            raise InputError(f"quote '{qid}' refers to unknown system '{quote.system}'"
-                             + did_you_mean(quote.system, catalog.systems),
-                             origin=catalog.origin["quotes:" + qid], path="system")
+def _at(origin: str, path: str, message: str) -> InputError:
+    """An error at an entry's `file:line` origin (a file error, ordered with the file's others)."""
+    file, _, line = origin.rpartition(":")
+    if file and line.isdigit():
+        return InputError(message, file=file, line=int(line), path=path)
+    return InputError(message, origin=origin, path=path)
+
+
+def _reference_errors(catalog: Catalog, failed: Mapping[str, set[str]], paths: Mapping[str, str]) -> list[InputError]:
+    """Systems naming an unknown accelerator and quotes naming an unknown system, one error each, at the line of the
+    entry (a reference to an entry left out for its own mistake is not reported again)."""
+    found = [_at(catalog.origin["systems:" + sid], paths["systems:" + sid] + ".accelerator", f"system '{sid}' refers "
+                 f"to unknown accelerator '{system.accelerator}'" + did_you_mean(system.accelerator,
+                                                                                 catalog.accelerators))
+             for sid, system in sorted(catalog.systems.items())
+             if system.accelerator not in catalog.accelerators and system.accelerator not in failed["accelerators"]]
+    found += [_at(catalog.origin["quotes:" + qid], paths["quotes:" + qid] + ".system", f"quote '{qid}' refers to "
+                  f"unknown system '{quote.system}'" + did_you_mean(quote.system, catalog.systems))
+              for qid, quote in sorted(catalog.quotes.items())
+              if quote.system not in catalog.systems and quote.system not in failed["systems"]]
+    return found
 
 
 def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | None = None,
@@ -476,11 +561,18 @@ def load_catalog(extra: Sequence[str | Path] = (), *, shown: Sequence[str] | Non
         path = Path(entry)
         label = shown[k] if shown is not None else str(entry)
         if not path.exists():
-            raise InputError("catalog file or folder not found", file=label)
-        for file in _files_in(path):
-            layers.add_file(load_file(file, shown=shown_path(file), max_bytes=limit, limit_hint=LIMIT_HINT), user=True)
+            layers.found.append(InputError("catalog file or folder not found", file=label))
+            continue
+        try:
+            files = _files_in(path)
+        except InputError as exc:
+            layers.found.append(exc)
+            continue
+        for file in files:
+            layers.add_user(functools.partial(load_file, file, shown=shown_path(file), max_bytes=limit,
+                                              limit_hint=LIMIT_HINT))
     for name, text in texts:
-        layers.add_file(parse_text(text, name), user=True)
+        layers.add_user(functools.partial(parse_text, text, name))
     return layers.catalog()
 
 

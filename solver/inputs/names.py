@@ -45,10 +45,17 @@ def did_you_mean(word: str, candidates: Iterable[str], *, listing: bool = False)
     names = sorted(set(candidates))
     hints = suggest(word, names)
     if hints:
-        quoted = [f"'{h}'" for h in hints]
-        listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-        return f"; did you mean {listed}?"
+        return meant(hints)
     if listing and names:
         shown = ", ".join(names[:12]) + (f", … ({len(names)} in all)" if len(names) > 12 else "")
         return f"; allowed: {shown}"
     return ""
+
+
+def meant(hints: Iterable[str]) -> str:
+    """`; did you mean 'a' or 'b'?` for hints already chosen (empty when there are none)."""
+    quoted = [f"'{h}'" for h in list(hints)[:MAX_HINTS]]
+    if not quoted:
+        return ""
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f"; did you mean {listed}?"

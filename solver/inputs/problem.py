@@ -9,27 +9,34 @@ the catalog objects of the original are shared, never mutated.
 
 Everything that can be wrong with the input is found here, before any long work: unknown keys, bad values,
 unknown ids in policies and rules, dates outside the supported range, and a node grid whose work is out of bounds.
+All of it is reported at once (`_build`): the sections that are valid on their own are still checked against the
+catalog when another section has a mistake (`SpecParts.salvage`), and one mistake is never reported twice.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from .assumptions import AssumptionSet, load_assumptions
 from .catalog import Catalog, catalog_texts, load_catalog, override_quote
-from ..errors import InputError
+from ..errors import InputError, combined
 from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
 from .rules import referenced_names
-from .schema import validate
-from .spec import ProblemSpec
-from .yamlsrc import PathT, Source, load_file
+from .schema import Strict, validate_all
+from .spec import ProblemSpec, Rule, Schedule, Selection
+from .units import Date
+from .yamlsrc import PathT, Source, load_file, path_str
+
+T = TypeVar("T")
 
 MAX_POINTS = 150_000
 """Most (option, node count) points a problem may ask to be estimated: each one is a memory, time and cost
@@ -93,37 +100,125 @@ class Problem:
 
 
 def _check_numbers(src: Source, node: Any, path: PathT) -> None:
-    """Every number, from the file or from a change, is finite and of a plannable magnitude."""
+    """Every number, from the file or from a change, is finite and of a plannable magnitude (`number_errors`)."""
+    found = number_errors(src, node, path)
+    if found:
+        raise combined(found)
+
+
+def number_errors(src: Source, node: Any, path: PathT) -> list[InputError]:
+    """The numbers of `node` that are not finite or not of a plannable magnitude, one error each."""
     if isinstance(node, bool):
-        return
+        return []
     if isinstance(node, dict):
-        for k, v in node.items():
-            _check_numbers(src, v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _check_numbers(src, v, path + (i,))
-    elif isinstance(node, int) and abs(node) > 10 ** 18:
-        raise src.error(path, f"number with {len(str(abs(node)))} digits is absurdly large (limit 1e18)")
-    elif isinstance(node, float) and not math.isfinite(node):
-        raise src.error(path, f"expected a finite number, got {node}")
-    elif isinstance(node, float) and abs(node) > 1e18:
-        raise src.error(path, f"{node:g} is absurdly large (limit 1e18)")
+        return [e for k, v in node.items() for e in number_errors(src, v, path + (k,))]
+    if isinstance(node, list):
+        return [e for i, v in enumerate(node) for e in number_errors(src, v, path + (i,))]
+    if isinstance(node, int) and abs(node) > 10 ** 18:
+        return [src.error(path, f"number with {len(str(abs(node)))} digits is absurdly large (limit 1e18)")]
+    if isinstance(node, float) and not math.isfinite(node):
+        return [src.error(path, f"expected a finite number, got {node}")]
+    if isinstance(node, float) and abs(node) > 1e18:
+        return [src.error(path, f"{node:g} is absurdly large (limit 1e18)")]
+    return []
 
 
-def _resolve_catalogs(spec: ProblemSpec, src: Source) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class SpecParts:
+    """The parts of a problem file the checks after validation read (dates, catalogs, ids in policy and rules):
+    the validated spec's, or — when the file has mistakes — those of its sections that are valid on their own, so
+    that one run reports the mistakes of every section (`salvage`), and none twice."""
+
+    as_of: date | None = None
+    schedule: Schedule | None = None
+    catalogs: tuple[str, ...] | None = None
+    selections: Mapping[str, Selection] = field(default_factory=dict)
+    """`policy.accelerators` and `policy.vendors`, by key."""
+    measured_mfu: Mapping[str, Any] | None = None
+    rules: tuple[tuple[int, Rule], ...] = ()
+
+    @staticmethod
+    def of(spec: ProblemSpec) -> "SpecParts":
+        selections = {"accelerators": spec.policy.accelerators, "vendors": spec.policy.vendors}
+        return SpecParts(spec.as_of, spec.schedule, tuple(spec.catalogs), selections, spec.workload.measured_mfu,
+                         tuple(enumerate(spec.rules)))
+
+    @staticmethod
+    def salvage(data: Mapping[str, Any], found: Sequence[InputError]) -> "SpecParts":
+        """The sections of `data` without a mistake in `found`, each validated alone (None where invalid)."""
+        bad = [e.path for e in found if e.path]
+
+        def clean(path: PathT) -> bool:
+            here = path_str(path)
+            return not any(p == here or p.startswith((here + ".", here + "[")) or here.startswith((p + ".", p + "["))
+                           for p in bad)
+
+        raw_rules = data.get("rules") if isinstance(data.get("rules"), list) else []
+        rules = [(i, _valid(Rule, r)) for i, r in enumerate(raw_rules) if clean(("rules", i))]
+        catalogs = data.get("catalogs", [])
+        workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
+        mfu = workload.get("measured_mfu")
+        policy = data.get("policy") if isinstance(data.get("policy"), dict) else {}
+        selections = {k: _valid(Selection, policy.get(k) or {}) for k in ("accelerators", "vendors")
+                      if clean(("policy", k))}
+        return SpecParts(
+            as_of=getattr(_valid(_AsOf, {"as_of": data.get("as_of")}), "as_of", None) if clean(("as_of",)) else None,
+            schedule=_valid(Schedule, data.get("schedule") or {}) if clean(("schedule",)) else None,
+            catalogs=tuple(catalogs) if clean(("catalogs",)) and isinstance(catalogs, list)
+            and all(isinstance(c, str) for c in catalogs) else None,
+            selections={k: v for k, v in selections.items() if v is not None},
+            measured_mfu=mfu if isinstance(mfu, dict) and clean(("workload", "measured_mfu")) else None,
+            rules=tuple((i, r) for i, r in rules if r is not None))
+
+
+class _AsOf(Strict):
+    as_of: Date | None = None
+
+
+def _valid(model: type[Any], data: Any) -> Any:
+    """`data` as `model`, or None (its mistakes are reported by the whole file's validation)."""
+    try:
+        return model.model_validate(data)
+    except (ValidationError, ValueError, TypeError):
+        return None
+
+
+def _resolve_catalogs(catalogs: Sequence[str], src: Source) -> tuple[tuple[str, ...], list[InputError]]:
     base = Path(src.file).parent
     out: list[str] = []
-    for i, entry in enumerate(spec.catalogs):
+    found: list[InputError] = []
+    for i, entry in enumerate(catalogs):
         p = Path(entry)
         p = p if p.is_absolute() else base / p
         if not p.exists():
-            raise src.error(("catalogs", i), f"catalog file or folder not found: {entry}")
+            found.append(src.error(("catalogs", i), f"catalog file or folder not found: {entry}"))
         out.append(str(p))
-    return tuple(out)
+    return tuple(out), found
+
+
+def _date_errors(parts: SpecParts, src: Source, as_of: date) -> list[InputError]:
+    if parts.schedule is None:
+        return []
+    start = parts.schedule.earliest_start
+    found = []
+    for key in ("deadline", "late_after"):
+        day = getattr(parts.schedule, key)
+        if day and day <= (start or as_of):
+            found.append(src.error(("schedule", key), f"{key} {day} is not after "
+                                   f"{'earliest_start' if start else 'as_of'} {start or as_of}"))
+    return found
 
 
 def check_references(spec: ProblemSpec, src: Source, cat: Catalog) -> None:
     """Ids in policy and rules must exist in the catalog: a typo must not silently match nothing."""
+    found = reference_errors(SpecParts.of(spec), src, cat)
+    if found:
+        raise combined(found)
+
+
+def reference_errors(parts: SpecParts, src: Source, cat: Catalog) -> list[InputError]:
+    """Every id in the policy, `measured_mfu` and the rules that the catalog does not have, one error each, with
+    the nearest ids."""
     known: dict[str, list[str]] = {
         "accelerator": sorted(cat.accelerators), "system": sorted(cat.systems), "quote": sorted(cat.quotes),
         "vendor": sorted({a.vendor for a in cat.accelerators.values()}),
@@ -131,24 +226,19 @@ def check_references(spec: ProblemSpec, src: Source, cat: Catalog) -> None:
         "cooling": ["air", "liquid"], "software": ["cuda", "rocm", "xla", "cerebras", "synapse"],
         "network": sorted({s.network for s in cat.systems.values()}),
     }
-
-    def check(kind: str, value: str, path: PathT) -> None:
-        if value.lower() not in [k.lower() for k in known[kind]]:
-            raise src.error(path, f"unknown {kind} '{value}'" + did_you_mean(value, known[kind]))
-
-    for key in ("include", "exclude"):
-        for i, v in enumerate(getattr(spec.policy.accelerators, key)):
-            check("accelerator", v, ("policy", "accelerators", key, i))
-    for acc in spec.workload.measured_mfu or {}:
-        if acc not in cat.accelerators:
-            raise src.error(("workload", "measured_mfu", acc), f"unknown accelerator '{acc}'"
-                            + did_you_mean(acc, sorted(cat.accelerators)))
-        for i, v in enumerate(getattr(spec.policy.vendors, key)):
-            check("vendor", v, ("policy", "vendors", key, i))
-    for r_i, rule in enumerate(spec.rules):
-        for kind, values in referenced_names(rule).items():
-            for v in values:
-                check(kind, v, ("rules", r_i, "when", kind))
+    lowered = {kind: {k.lower() for k in names} for kind, names in known.items()}
+    refs: list[tuple[str, str, PathT]] = []
+    for kind, selection in (("accelerator", "accelerators"), ("vendor", "vendors")):
+        for key in ("include", "exclude"):
+            values = getattr(parts.selections[selection], key) if selection in parts.selections else []
+            refs += [(kind, v, ("policy", selection, key, i)) for i, v in enumerate(values)]
+    refs += [("accelerator", acc, ("workload", "measured_mfu", acc)) for acc in parts.measured_mfu or {}]
+    for r_i, rule in parts.rules:
+        refs += [(kind, v, ("rules", r_i, "when", kind)) for kind, values in referenced_names(rule).items()
+                 for v in values]
+    return [src.error(path, f"unknown {kind} '{value}'" + did_you_mean(value, known[kind]))
+            for kind, value, path in refs
+            if (value not in known[kind] if path[1] == "measured_mfu" else value.lower() not in lowered[kind])]
 
 
 def _check_work(problem: Problem) -> None:
@@ -163,43 +253,73 @@ def _check_work(problem: Problem) -> None:
 
 def _build(base: Problem, changes: tuple[Change, ...], files_catalog: Catalog | None) -> Problem:
     """Validate `base.raw` with `changes` applied (see module docstring). `files_catalog` is reused when the
-    problem's `catalogs:` entries did not change; otherwise the catalog files are read."""
+    problem's `catalogs:` entries did not change; otherwise the catalog files are read. Every mistake found is
+    reported at once (`errors.combined`): the file's, its `--set`s', its quote files' and its ids'."""
     data, replaced = apply_to_data(dict(base.raw), [c for c in changes if c.quote is None])
     src = Source(base.source.file, data, base.source.lines, replaced)
-    _check_numbers(src, data, ())
-    spec = validate(ProblemSpec, src)
-    as_of = spec.as_of or base.as_of
-    start = spec.schedule.earliest_start
-    for key in ("deadline", "late_after"):
-        day = getattr(spec.schedule, key)
-        if day and day <= (start or as_of):
-            raise src.error(("schedule", key), f"{key} {day} is not after "
-                            f"{'earliest_start' if start else 'as_of'} {start or as_of}")
-    entries = _resolve_catalogs(spec, src)
-    if files_catalog is None or entries != base.catalog_entries:
-        files_catalog = load_catalog(entries + base.quote_files,
-                                     shown=list(spec.catalogs) + list(base.quote_files))
-    catalog = files_catalog
-    per_quote: dict[str, list[Change]] = {}
-    for ch in changes:
-        if ch.quote is not None:
-            per_quote.setdefault(ch.quote[0], []).append(ch)
-    for qid, chs in per_quote.items():
-        catalog = override_quote(catalog, qid, {c.quote[1]: c.value for c in chs if c.quote}, chs[-1].origin,
-                                 {c.quote[1]: c.origin for c in chs if c.quote})
-    assumptions = load_assumptions(spec.risk, src=src)
-    check_references(spec, src, catalog)
+    found = number_errors(src, data, ())
+    spec, errors = validate_all(ProblemSpec, src)
+    found += errors
+    parts = SpecParts.of(spec) if spec is not None else SpecParts.salvage(data, found)
+    as_of = parts.as_of or base.as_of
+    found += _date_errors(parts, src, as_of)
+    catalog: Catalog | None = None
+    entries: tuple[str, ...] = ()
+    in_catalogs: list[InputError] = []   # the quote files' mistakes and the `quotes.*` changes': after the file's
+    if parts.catalogs is not None:
+        entries, errors = _resolve_catalogs(parts.catalogs, src)
+        found += errors
+        if not errors:
+            catalog, files_catalog = _catalog_of(base, entries, parts.catalogs, files_catalog, changes, in_catalogs)
+    risk = data.get("risk") if isinstance(data.get("risk"), dict) else None
+    assumptions = _attempt(found, lambda: load_assumptions(risk, src=src))
+    if catalog is not None:
+        found += reference_errors(parts, src, catalog)
+    if found or in_catalogs or spec is None or catalog is None or assumptions is None:
+        raise combined(found + in_catalogs)
     problem = Problem(spec, catalog, assumptions, as_of, spec.as_of is None, src, base.quote_files, changes,
                       base.raw, files_catalog, entries)
     _check_work(problem)
     return problem
 
 
+def _attempt(found: list[InputError], make: Callable[[], T]) -> T | None:
+    """`make()`, or None with its mistakes added to `found`."""
+    try:
+        return make()
+    except InputError as exc:
+        found.append(exc)
+        return None
+
+
+def _catalog_of(base: Problem, entries: tuple[str, ...], shown: Sequence[str], files_catalog: Catalog | None,
+                changes: tuple[Change, ...], found: list[InputError]) -> tuple[Catalog | None, Catalog | None]:
+    """The catalog the problem plans over (its files', read unless `files_catalog` has them, with the `quotes.*`
+    changes), and its files' catalog; mistakes are added to `found` (None: the files could not be read)."""
+    if files_catalog is None or entries != base.catalog_entries:
+        files_catalog = _attempt(found, lambda: load_catalog(entries + base.quote_files,
+                                                             shown=list(shown) + list(base.quote_files)))
+        if files_catalog is None:
+            return None, None
+    catalog = files_catalog
+    per_quote: dict[str, list[Change]] = {}
+    for ch in changes:
+        if ch.quote is not None:
+            per_quote.setdefault(ch.quote[0], []).append(ch)
+    for qid, chs in per_quote.items():
+        changed = _attempt(found, functools.partial(override_quote, catalog, qid,
+                                                    {c.quote[1]: c.value for c in chs if c.quote}, chs[-1].origin,
+                                                    {c.quote[1]: c.origin for c in chs if c.quote}))
+        catalog = changed if changed is not None else catalog
+    return catalog, files_catalog
+
+
 def load_problem(file: str | Path, sets: Sequence[str] = (), *, quotes: Sequence[str] = (),
                  today: date | None = None) -> Problem:
     """Load and validate a problem file with `--set` expressions and extra quote files (`--quotes`).
 
-    Raises `InputError` (one line: file and line or `--set`, field path, what was expected) on any problem.
+    Raises `InputError` (one line: file and line or `--set`, field path, what was expected) on any problem; an
+    `InputErrors` (one such line per mistake) when there are several.
     """
     return load_problem_source(load_file(file), sets, quotes=quotes, today=today)
 
@@ -273,4 +393,5 @@ def portable(problem: Problem) -> PortableProblem:
 
 
 __all__ = ["Problem", "PortableProblem", "portable", "load_problem", "load_problem_source", "check_references",
+           "reference_errors", "number_errors", "SpecParts",
            "MAX_POINTS"]

@@ -24,13 +24,13 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, combined
 from .names import did_you_mean
 from .overrides import Change, apply_to_data, parse_sets
 from .catalog import Catalog, catalog_texts
-from .problem import Problem, _build, _check_numbers, catalog_of_texts
+from .problem import Problem, _build, catalog_of_texts, number_errors
 from .rules import quote_ids
-from .schema import Strict, validate
+from .schema import Strict, validate_all
 from .spec import Budget, CostObjective, Policy, Rule, Schedule, Selection, Site, Workload
 from .units import Date, Money, PositiveFloat
 from .yamlsrc import PathT, Source, load_file
@@ -310,9 +310,9 @@ def _derive(raw: Mapping[str, Any], spec: ProgramSpec, src: Source, seed: Proble
                    catalog_entries=seed.catalog_entries, files_catalog=seed.files_catalog)
     try:
         return _build(base, quote_changes, seed.files_catalog)
-    except InputError as e:
-        raise InputError(f"workload '{w.id}': {e.message}", file=e.file, line=e.line, path=e.path,
-                         origin=e.origin) from None
+    except InputError as exc:
+        raise combined([InputError(f"workload '{w.id}': {e.message}", file=e.file, line=e.line, path=e.path,
+                                   origin=e.origin) for e in exc.each()]) from None
 
 
 def single_run(pp: ProgramProblem) -> Problem | None:
@@ -358,8 +358,10 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
     changes = tuple(_by_id(changes, src.data))
     data, replaced = apply_to_data(dict(src.data), [c for c in changes if c.quote is None])
     psrc = Source(src.file, data, src.lines, replaced)
-    _check_numbers(psrc, data, ())
-    spec = validate(ProgramSpec, psrc)
+    spec, found = validate_all(ProgramSpec, psrc)
+    found = number_errors(psrc, data, ()) + found
+    if spec is None or found:
+        raise combined(found)
     _check_links(spec, psrc)
     as_of = spec.as_of or today
     # One ordinary problem (the first workload's) reads the catalogs; the others reuse what it read.
@@ -367,14 +369,30 @@ def build_program(src: Source, changes: Sequence[Change], *, quotes: Sequence[st
     seed = Problem(spec=None, catalog=None, assumptions=None, as_of=as_of,  # type: ignore[arg-type]
                    as_of_defaulted=spec.as_of is None, source=psrc, quote_files=tuple(str(q) for q in quotes),
                    raw=data, files_catalog=catalog, catalog_entries=entries)
-    first = _derive(data, spec, psrc, seed, 0, quote_changes)
-    _check_quote_rules(spec, psrc, first.catalog)
-    _check_program_work(first, len(spec.workloads), psrc)
-    derived = [first] + [_derive(data, spec, psrc, first, i, quote_changes) for i in range(1, len(spec.workloads))]
+    derived = _derive_all(data, spec, psrc, seed, quote_changes)
     _check_calendar(spec, psrc, as_of)
     portable_catalog = catalog if catalog is not None and not entries and not quotes else None
     return ProgramProblem(spec, tuple(zip(spec.workloads, derived, strict=True)), as_of, psrc, changes, src,
                           tuple(str(q) for q in quotes), today, portable_catalog)
+
+
+def _derive_all(data: Mapping[str, Any], spec: ProgramSpec, src: Source, seed: Problem,
+                quote_changes: tuple[Change, ...]) -> list[Problem]:
+    """Every workload's problem; the mistakes of all of them reported at once (a mistake of the catalog or of the
+    program's shared sections, found in every workload, is reported once)."""
+    derived: list[Problem] = []
+    found: list[InputError] = []
+    for i in range(len(spec.workloads)):
+        try:   # the first workload's problem reads the catalogs; the others reuse what it read
+            derived.append(_derive(data, spec, src, derived[0] if derived else seed, i, quote_changes))
+        except InputError as exc:
+            found.append(exc)
+        if i == 0 and derived:
+            _check_quote_rules(spec, src, derived[0].catalog)
+            _check_program_work(derived[0], len(spec.workloads), src)
+    if found:
+        raise combined(found)
+    return derived
 
 
 @dataclass(frozen=True)

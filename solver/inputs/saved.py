@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..errors import InputError
+from .messages import plain
 from .schema import clean_loc
 from .units import DATE_MIN, MAX_MAGNITUDE
 from .yamlsrc import path_str, read_text
@@ -410,7 +411,7 @@ def _what(err: Any) -> str:
     if kind == "missing":
         return "required field is missing"
     if kind == "value_error":
-        return str(ctx.get("error") or err.get("msg"))
+        return str(ctx.get("error") or "invalid value")
     if kind in _EXPECTED:
         return f"expected {_EXPECTED[kind]}, got {_shown(got)}"
     if kind == "literal_error":
@@ -423,7 +424,7 @@ def _what(err: Any) -> str:
         return f"expected at most {ctx.get('max_length'):,} {unit}, got {len(got):,}"
     if kind == "string_pattern_mismatch":
         return f"expected a string matching {ctx.get('pattern')}, got {_shown(got)}"
-    return f"{err.get('msg', 'invalid')}, got {_shown(got)}"
+    return f"{plain(err, None, echo=False)}, got {_shown(got)}"   # never pydantic's own words
 
 
 def _figure(x: Any) -> str:

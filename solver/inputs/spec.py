@@ -1,15 +1,16 @@
 """The schema of a problem file (`constraints/*.yaml`): workload, schedule, site, budget, policy, risk, rules.
 
-Every section is a strict pydantic model, so unknown keys, wrong types and impossible values become one clear
-error with file, line and field path. Values given with `--set PATH=VALUE` are validated by the same models
+Every section is a strict pydantic model, so unknown keys, wrong types and impossible values become clear
+errors with file, line and field path, one line per mistake, worded by `messages.py`. Values given with `--set PATH=VALUE` are validated by the same models
 (`problem.py` applies them to the raw data first), so they get exactly the same checks.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BeforeValidator, Discriminator, Field, Tag, field_validator, model_validator
 
 from .schema import Strict
 from .units import Count, Date, Money, MoneyOrZero, NonNegFloat, PositiveFloat, parse_quantity
@@ -25,11 +26,32 @@ def _within(v: float, lo: float, hi: float, expected: str) -> float:
     return v
 
 
+_BINARY = re.compile(r"^\s*([0-9]+)\s*([KkMm])i\s*$")
+_DECIMAL_SUFFIX = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KkMm])\s*$")
+
+
+def _tokens_length(v: Any) -> Any:
+    """A sequence length: a whole number, or one with a binary suffix (`4Ki` = 4096, `1Mi` = 1,048,576), the way
+    context lengths are spoken of ("4K context" is 4096 tokens). A decimal suffix is refused rather than read as
+    4,000: it is almost always meant as 4096."""
+    if isinstance(v, str):
+        binary = _BINARY.match(v)
+        if binary:
+            return int(binary.group(1)) * (1024 if binary.group(2) in "Kk" else 1024 ** 2)
+        decimal = _DECIMAL_SUFFIX.match(v)
+        if decimal:
+            n, suffix = decimal.group(1), decimal.group(2).upper()
+            raise ValueError(f"expected a whole number of tokens (e.g. 4096 or 4Ki), got {v!r} ({n}{suffix}i is "
+                             f"{float(n) * (1024 if suffix == 'K' else 1024 ** 2):,.0f} tokens)")
+    return v
+
+
 class Workload(Strict):
     method: Method
     params: Count
     tokens: Count
-    seq_len: int = Field(default=4096, ge=16, le=4_194_304)
+    seq_len: Annotated[int, BeforeValidator(_tokens_length)] = Field(default=4096, ge=16, le=4_194_304)
+    """Tokens per sequence: 4096, or 4Ki (binary suffixes Ki and Mi; `4k` is refused as ambiguous)."""
     precision: Literal["bf16", "fp8"] = "bf16"
     optimizer: Literal["adamw", "adamw_8bit", "sgd_momentum"] = "adamw"
     recompute: Literal["none", "selective", "full", "auto"] = "selective"

@@ -1,8 +1,9 @@
 """How one command behaves as a process: exit codes, Ctrl-C, pipes, full disks, logging, progress, garbage collection.
 
-- **Exit codes** (README): 0 a proven plan; 1 infeasible (the conflict is printed); 2 bad input, usage, or a file
-  or stream that cannot be read or written; 3 a time limit reached without a proof; 4 an internal error (a bug:
-  one line, "please report", the traceback with `--debug`); 130 interrupted; 143 terminated (SIGTERM).
+- **Exit codes** (README): 0 a proven plan; 1 infeasible (the conflict is printed); 2 bad input (one line per
+  mistake, every mistake of the input at once), usage, or a file or stream that cannot be read or written; 3 a time
+  limit reached without a proof; 4 an internal error (a bug: one line, "please report", the traceback with
+  `--debug`); 130 interrupted; 143 terminated (SIGTERM).
 - **SIGTERM** (`kill`, a service manager, a batch scheduler) is handled as Ctrl-C is, with its own line and code:
   `on_sigterm` raises `Terminated` (a `KeyboardInterrupt`, so every path that stops a search or a pool on Ctrl-C
   stops it here too), and `stopped` reports whichever came: "plan: terminated (SIGTERM); no answer was written",
@@ -208,7 +209,8 @@ def run(body: Callable[[Output], int], *, verbose: bool = False, debug: bool = F
     except (Interrupted, KeyboardInterrupt):
         return stopped(before)
     except InputError as exc:
-        _stderr(f"error: {exc}")
+        for line in exc.lines():   # one line per mistake (`InputErrors`: every mistake of the input, in file order)
+            _stderr(f"error: {line}")
         return EXIT_INPUT
     except RecursionError:
         _stderr("error: input is nested too deeply")
