@@ -60,7 +60,8 @@ def explained(ctx: Context, result: Result) -> Result:
     if out.plan is not None:
         tasks["steps"] = lambda: confidence_steps(ctx, out)
         tasks["risk"] = lambda: risk_and_differences(ctx, out)
-    for k, q in enumerate(ctx.universe.unpriced):
+    asked = [q for q in ctx.universe.unpriced if _asked(ctx.problem, q)]
+    for k, q in enumerate(asked):
         tasks[f"unpriced-{k}"] = partial(break_even, ctx.problem, ctx.settings, ctx, out, q)
     # Without a plan the tasks are the break-evens of unpriced quotes, which have no plan to beat and so no price to
     # search: each costs less than forking a child for it (measured: bench/README.md, "Timings that used to live in
@@ -70,9 +71,22 @@ def explained(ctx: Context, result: Result) -> Result:
         extra["steps"] = done["steps"]
         extra["risk"] = done["risk"].stats
         extra["risk_difference_se"] = done["risk"].difference_std_error
-    if ctx.universe.unpriced:
-        extra["unpriced"] = [done[f"unpriced-{k}"] for k in range(len(ctx.universe.unpriced))]
+    if asked:
+        extra["unpriced"] = [done[f"unpriced-{k}"] for k in range(len(asked))]
     return replace(out, extra=extra)
+
+
+def _asked(problem: Any, q: Any) -> bool:
+    """Whether the user's policy lets an unpriced quote be considered at all (its mode, accelerator and vendor):
+    one it rules out has no break-even to search, and listing it ("no price wins: policy.modes") is noise."""
+    policy = problem.spec.policy
+    accel = problem.catalog.systems[q.system].accelerator
+    vendor = problem.catalog.accelerators[accel].vendor
+    return q.mode in policy.modes and _selected(policy.accelerators, accel) and _selected(policy.vendors, vendor)
+
+
+def _selected(sel: Any, name: str) -> bool:
+    return (not sel.include or name in sel.include) and name not in sel.exclude
 
 
 def side_by_side(ctx: Context, tasks: dict[str, Callable[[], Any]], processes: int) -> dict[str, Any]:

@@ -339,6 +339,9 @@ def excluded_rows(r: Result, modes_allowed: Sequence[str] | None, verbose: bool)
         if e.mode and modes_allowed is not None and e.mode.split("-")[0] not in modes_allowed and (
                 [x.group for x in e.reasons] == ["policy.modes"] or (e.system and text.startswith("no site"))):
             whole_mode.setdefault(e.mode, ("policy.modes (mode not allowed)", []))[1].append(e.accelerator)
+        elif [x.group for x in e.reasons] in (["policy.accelerators"], ["policy.vendors"]):
+            # one row for everything the user's own list leaves out, not one per accelerator and mode
+            whole_mode.setdefault("all", (_reason_cell(e, verbose), []))[1].append(e.accelerator)
         elif e.system and text.startswith("no site"):
             whole_mode.setdefault(mode, (text, []))[1].append(e.accelerator)
         elif e.system:
