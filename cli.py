@@ -683,6 +683,45 @@ def risk(file: str, bins: int, chart_path: str | None, fmt: str, sets: tuple[str
 
 
 @main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", required=True, metavar="REPORT.html",
+              help="The HTML page to write (atomically; checked before any work).")
+@click.option("--points", type=click.IntRange(2, 60), default=6, show_default=True,
+              help="Finish dates of the time-cost frontier, from the fastest plan to the cheapest.")
+@click.option("--bins", type=click.IntRange(3, 60), default=12, show_default=True,
+              help="Bars of each risk histogram.")
+@_problem_options
+@_solver_options
+@_common
+@_process
+def report(file: str, output: str, points: int, bins: int, sets: tuple[str, ...], quotes: tuple[str, ...],
+           allow_expired: bool, time_limit: float, debug_model: str | None, out: Any, verbose: bool) -> int:
+    """One self-contained HTML page to forward (finance, leadership): the decision, the chosen plan, its cost
+    waterfall and cash by quarter, its risk, the time-cost frontier, the alternatives, why the other options cannot
+    work, and the sources behind it."""
+    from solver.errors import InputError
+    from solver.render.console import STATUS_EXIT
+    from solver.render.files import check_target, write_atomic
+
+    check_target(output, "--output")
+    problem = _load(file, sets, quotes, programs=True)
+    if _program(problem):
+        raise InputError("program reports are not supported yet: plan solve, plan risk and plan frontier take "
+                         "program files", file=file)
+    from solver.answers.dossier import gather
+    from solver.render.report_html import render_report
+    dossier = gather(problem, _settings(time_limit, allow_expired, debug_model), points, bins)
+    write_atomic(output, render_report(dossier), "--output")
+    from solver.render.safe import clean
+    from solver.render.text import plural
+    plan = dossier.result.plan
+    what = (f"{plan.accelerator} · {plan.system} · {plan.offer or plan.mode}, {plural(plan.nodes, 'node')}"
+            if plan is not None else "no plan (the conflict)")
+    out.write(clean(f"wrote {output}: {what}\n"))
+    return STATUS_EXIT[dossier.result.status]
+
+
+@main.command()
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

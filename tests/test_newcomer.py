@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 import os
 import subprocess
 import sys
@@ -134,21 +136,47 @@ def test_shell_completion_script() -> None:
     assert "_plan_completion" in r.stdout and "complete -o" in r.stdout, (r.stdout, r.stderr)
 
 
-def test_the_readme_shows_what_plan_solve_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's "What you get" block is the real output of its first command: every line it shows is a line of
-    the output (a line it shortens with "..." is the start of one), in the same order."""
+SLOW_README_COMMANDS = ("policy.deadline_confidence=0.9",)
+"""README commands whose output is not re-run here (the README says they take over 10 s)."""
+
+
+def _readme_examples() -> list[tuple[str, list[str]]]:
+    """Every README command `$ plan …` in a code block with the output lines shown under it ("..." alone skipped)."""
     readme = (REPO / "README.md").read_text()
-    command = "$ plan solve constraints/datacenter.yaml\n"
-    start = readme.index(command) + len(command)
-    shown = [line for line in readme[start:readme.index("```", start)].splitlines()
-             if line.strip() and line.strip() != "..."]
-    monkeypatch.chdir(REPO)  # the README's command runs from the checkout, and its output names files relatively
-    # the README shows a 120-column terminal (pytest-xdist sets COLUMNS=80 in its workers)
-    r = CliRunner().invoke(main, ["solve", "constraints/datacenter.yaml"], env={"COLUMNS": "120"})
-    assert r.exit_code == 0
+    found = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", readme, re.S):
+        lines = block.split("\n")
+        cmds = [k for k, line in enumerate(lines) if line.startswith("$ plan ")]
+        for i, k in enumerate(cmds):
+            end = cmds[i + 1] if i + 1 < len(cmds) else len(lines)
+            shown = [x for x in lines[k + 1:end] if x.strip() and x.strip() != "..."]
+            if shown and not any(s in lines[k] for s in SLOW_README_COMMANDS):
+                found.append((lines[k][2:].split("  #")[0].strip(), shown))
+    return found
+
+
+@pytest.mark.parametrize("command,shown", _readme_examples(), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_readme_shows_what_plan_prints(command: str, shown: list[str], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each README example's output is the real output of its command: every line it shows is a line of the output
+    (a line it shortens with "..." is the start of one; "...the normal report, then:" skips), in the same order.
+    Run from a folder that sees the checkout's constraints and tests, with the README's own quotes file and a plan
+    saved as its first command saves it, at the 120 columns the README shows (pytest-xdist sets COLUMNS=80)."""
+    for name in ("constraints", "tests", "catalogs"):
+        (tmp_path / name).symlink_to(REPO / name)
+    (tmp_path / "my-quotes.yaml").write_text("quotes:\n- {id: together-b200-reserved-91-180d, usd_per_gpu_hour: 7.50}\n")
+    monkeypatch.chdir(tmp_path)
+    if "plan.json" in command:
+        assert CliRunner().invoke(main, ["solve", "constraints/datacenter.yaml", "--save", "plan.json"]).exit_code == 0
+    r = CliRunner().invoke(main, shlex.split(command)[1:], env={"COLUMNS": "120"})
+    assert r.exit_code in (0, 1), r.output
     printed = r.stdout.splitlines()
     at = 0
     for line in shown:
+        if line.startswith("...") and line.rstrip().endswith(":") and not line.startswith("...the"):
+            continue
+        if line.startswith("...the"):
+            continue
         prefix = line[:-3] if line.endswith("...") else None
         while at < len(printed) and not (printed[at] == line if prefix is None else printed[at].startswith(prefix)):
             at += 1

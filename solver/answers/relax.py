@@ -51,8 +51,8 @@ every quote of a short-capacity pair in it): each relaxation is two solves, and 
 def plan_summary(ctx: Context, b: Built, solver_value: Callable[[Any], int]) -> dict[str, Any]:
     """The plan of a solution as plain data for an explanation (exact dollars, from the estimates)."""
     plan = make_plan(ctx.problem, ctx.universe, decode(b, solver_value), b.unit, ctx.screen.outlook)
-    return {"option": plan.option, "accelerator": plan.accelerator, "mode": plan.mode, "nodes": plan.nodes,
-            "gpus": plan.gpus, "finish": plan.finish.isoformat(), "cost_usd": round(plan.total_cost),
+    return {"option": plan.option, "accelerator": plan.accelerator, "mode": plan.mode, "offer": plan.offer,
+            "nodes": plan.nodes, "gpus": plan.gpus, "finish": plan.finish.isoformat(), "cost_usd": round(plan.total_cost),
             "cash_usd": round(plan.total_cash), "quotes": {q.id: q.nodes for q in plan.quotes}}
 
 

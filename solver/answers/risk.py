@@ -342,12 +342,20 @@ def analyse(problem: Problem, settings: SolveSettings, bins: int) -> RiskReport 
     result = solve_problem(problem, ctx.settings, ctx)
     if result.plan is None:
         return None
+    return analyse_plan(ctx, result.plan, bins)
+
+
+def analyse_plan(ctx: Context, plan: Plan, bins: int) -> RiskReport:
+    """A solved plan taken apart by scenarios (what `analyse` gives for the chosen plan): its figures, its finish
+    and cost histograms and its tornado, on the problem's own draws."""
+    problem = ctx.problem
     draws = draws_for(problem)
-    out = outcomes(ctx, result.plan, draws)
-    return RiskReport(problem, result.plan, stats_of(ctx, result.plan, out, draws), reference_day(problem),
+    out = outcomes(ctx, plan, draws)
+    return RiskReport(problem, plan, stats_of(ctx, plan, out, draws), reference_day(problem),
                       law_histogram(_finish_law(out.law, out.run_days), bins), histogram(out.cost, bins),
-                      tornado(ctx, result.plan, draws))
+                      tornado(ctx, plan, draws))
 
 
 __all__ = ["Outcomes", "outcomes", "plan_risk", "risk_table", "risk_and_differences", "RiskTable", "draws_for",
-           "tornado", "histogram", "law_histogram", "Swing", "RiskReport", "analyse", "objective_terms"]
+           "tornado", "histogram", "law_histogram", "Swing", "RiskReport", "analyse", "analyse_plan",
+           "objective_terms"]

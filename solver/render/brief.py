@@ -21,12 +21,9 @@ from tabulate import tabulate
 from ..inputs.units import usd
 from ..solve.plan import Plan, Result
 from .safe import clean
-from .text import (AFTER_RUN_TEXT, LINE_LABEL, decision_lines, plural, quote_notices, render_explanation, status_line,
+from .text import (AFTER_RUN_TEXT, LINE_LABEL, OFFER_NAME, decision_lines, plural, quote_notices, render_explanation, status_line,
                    unpriced_lines)
 
-OFFER_NAME = {"buy": "buy", "cloud": "on demand", "cloud-reserved": "reserved", "cloud-spot": "spot",
-              "managed": "managed"}
-"""How a buyer names an offer (the catalog's contracts), for the plan's `offer` (`options.OFFERS`)."""
 ALTERNATIVE_ROWS = 4
 """Runners-up shown by default (the closest ones; `--top N` or `--verbose` for more)."""
 DEFAULT_WIDTH = 120
@@ -148,7 +145,7 @@ def unpriced_summary(r: Result, w: int) -> list[str]:
     if others:
         why = Counter(g for be in others for g in (be.get("reasons") or ["its dates or other costs"]))
         text = (f"{plural(len(others), 'quote')} without a price cannot become the plan at any price ("
-                + ", ".join(f"{g}" + (f" ×{n}" if n > 1 else "") for g, n in why.most_common()) + ")")
+                + ", ".join(f"{g}" + (f" ×{n}" if n > 1 else "") for g, n in _ranked(why)) + ")")
         out += wrap(text, w)
     return [clean(x) for x in out]
 
@@ -159,12 +156,17 @@ def excluded_summary(r: Result, w: int) -> list[str]:
     if not r.excluded:
         return []
     options = {(e.accelerator, e.mode or "-") for e in r.excluded}
-    why = Counter(g for e in r.excluded for g in {x.group or _short(x.text) for x in e.reasons})
-    top = ", ".join(f"{g} ×{n}" for g, n in why.most_common(6))
+    why = Counter(g for e in r.excluded for g in sorted({x.group or _short(x.text) for x in e.reasons}))
+    top = ", ".join(f"{g} ×{n}" for g, n in _ranked(why)[:6])
     text = (f"Cannot work: {plural(len(options), 'option')} — {top}" + (", …" if len(why) > 6 else "")
             + "; `plan solve --verbose` lists each with the file:line of its limits, `plan explain FILE --why-not ID`"
             " asks about one.")
     return [clean(x) for x in wrap(text, w)]
+
+
+def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Most frequent first, ties by name: the same order in every process (a set's order is not)."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def _short(text: str) -> str:
@@ -187,7 +189,10 @@ def render_brief(r: Result, *, deadline: date | None = None, budget: float | Non
             out += wrap(clean(x), w, "  ! ", "    ")
         out.append("")
     if r.explanation:
-        out += [render_explanation(r.explanation, verbose=False).rstrip(), ""]
+        for line in render_explanation(r.explanation, verbose=False).rstrip().splitlines():
+            indent = " " * (len(line) - len(line.lstrip()))
+            out += wrap(line, w, "", indent + "    ") if len(line) > w else [line]
+        out.append("")
     if r.plan is not None and r.alternatives:
         out += alternatives_table(r, top, w) + [""]
     rest = unpriced_summary(r, w) + excluded_summary(r, w)

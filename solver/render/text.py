@@ -36,6 +36,11 @@ MAX_LISTED = 6
 """Ids listed in a collapsed line before "… and N more" (all of them with --verbose and in JSON)."""
 
 
+OFFER_NAME = {"buy": "buy", "cloud": "on demand", "cloud-reserved": "reserved", "cloud-spot": "spot",
+              "managed": "managed"}
+"""How a buyer names an offer (the catalog's contracts), for a plan's `offer` (`options.OFFERS`)."""
+
+
 def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
@@ -430,7 +435,8 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
 def _plan_brief(p: dict[str, Any] | None) -> str:
     if not p:
         return ""
-    return (f"{p['accelerator']}/{p['mode']} {plural(p['nodes'], 'node')} ({p['gpus']} GPUs), cost "
+    offer = OFFER_NAME.get(p.get("offer") or p["mode"], p.get("offer") or p["mode"])
+    return (f"{p['accelerator']} {offer} {plural(p['nodes'], 'node')} ({p['gpus']} GPUs), cost "
             f"{usd(p['cost_usd'])}, finish {p['finish']}")
 
 
