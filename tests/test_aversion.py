@@ -45,19 +45,20 @@ def _runs_by_hand(t: Any, a: Any, draws: Any, accel: Any) -> np.ndarray:
     variance μr² exceeds 0.1 × the MFU's (W²·Var(1/m)), c·ideal/m + K·r with K drawn from the scenario's uniform."""
     factor = mfu_factor(draws, a, accel.software, accel.cls)
     lam = t.interruptions / t.wall_hours
-    tau = t.checkpoint_interval_hours
-    r = a.reliability.restart_hours + tau / 2
+    tau, delta = t.checkpoint_interval_hours, t.checkpoint_write_hours
+    r = tau / 2 + delta + a.reliability.restart_hours          # half an interval, the read-back, the restart
     if t.interruptions * r ** 2 <= 0.1 * t.wall_hours ** 2 * float(np.var(1 / factor)):
         return t.wall_hours / factor
-    work = t.ideal_hours * (1 + lam * tau / 2) / factor
+    work = t.ideal_hours * (1 + delta / tau) / factor
     mean = lam * work / (1 - lam * r)
     u = [NormalDist().cdf(z) for z in draws.normal("interruptions")]
     return work + np.array([_poisson_quantile(m, x) for m, x in zip(mean, u)]) * r
 
 
 def test_a_rented_plans_premium_by_hand() -> None:
-    """Cloud billing is rate × GPUs × max(hours, floor); operations are engineers × $/month × max(hours, minimum) /
-    730; porting does not depend on the hours. The premium is ω (mean over the 500 longest of 10,000 runs − the
+    """Cloud billing is rate × GPUs × max(hours, floor), with the hot spares (1 + s) of it; operations are
+    engineers × $/month × max(hours, minimum) / 730; storage, orchestration and recovery are linear in the hours;
+    porting and transfers do not depend on them. The premium is ω (mean over the 500 longest of 10,000 runs − the
     mean over every run); the plan's `throughput` line is the mean less the cost at the planned hours."""
     omega = 0.5
     problem = load_problem(FINETUNE, [f"risk.uncertainty.aversion={omega}"])
@@ -73,8 +74,20 @@ def test_a_rented_plans_premium_by_hand() -> None:
     floor = max(q.commit_months * 730.0, a.money.cloud_min_billed_hours)
     fte = a.money.ops_fte["cloud"]
     engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
+    spares = a.reliability.spare_nodes_pct / 100.0 if plan.nodes > 1 else 0.0
+    w = problem.spec.workload
+    stored_tb = (w.params * (a.memory.states_bytes_per_param[w.optimizer] - a.memory.gradient_bytes_per_param)
+                 * a.data.checkpoints_kept + w.tokens * a.data.dataset_bytes_per_token) / 1e12
+    assert not q.vendor.startswith(("AWS", "Google Cloud", "Microsoft Azure", "Oracle OCI"))   # a GPU cloud
+    per_hour = stored_tb * a.data.storage_usd_per_tb_month["gpu_cloud"] / 730.0 \
+        + plan.nodes * a.money.orchestration_usd_per_node_month / 730.0 \
+        + pt.time.interruptions / pt.time.wall_hours * (a.money.engineer_hours_per_failure
+                                                         + a.reliability.hardware_failure_share
+                                                         * a.reliability.node_replacement_hours["cloud"]) \
+        * a.money.engineer_usd_per_month / a.money.engineer_hours_per_month
+
     def cost(hours: Any) -> Any:
-        return q.price * plan.gpus * np.maximum(hours, floor) + \
+        return (1 + spares) * q.price * plan.gpus * np.maximum(hours, floor) + per_hour * hours + \
             engineers * a.money.engineer_usd_per_month * np.maximum(hours, a.money.ops_min_days * 24.0) / 730.0
 
     by_run = cost(walls)

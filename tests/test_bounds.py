@@ -28,8 +28,9 @@ import solver.model.bounds as bounds_mod
 import solver.model.builder as builder_mod
 import solver.solve.grow as grow_mod
 from solver.answers.conflicts import PairOracle
-from solver.estimate.cost import buy_node_lines, cloud_node_lines
-from solver.estimate.options import owning
+from solver.estimate.checkpoints import data_cost, provider_class
+from solver.estimate.cost import buy_node_lines, cloud_node_lines, spare_fraction
+from solver.estimate.options import owning, problem_run_data, spare_nodes_pct
 from solver.estimate.outlook import Outlook
 from solver.inputs.problem import load_problem
 from solver.model.objective import universe_ceiling
@@ -376,17 +377,19 @@ def test_pair_status_follows_its_own_capacities_and_not_others() -> None:
 def _node_lines(o: Any, q: Any, lp: Any, n: int, ideal: float, wall: float, wait: int = 0) -> Any:
     """One node's lines straight from the cost functions (the reference the templates are checked against)."""
     a = lp.assumptions.values
+    spares = spare_fraction(n, spare_nodes_pct(lp))
     if o.mode == "buy":
         site = lp.spec.site
         return buy_node_lines(price=q.price, nodes=n, ideal_hours=ideal, wall_hours=wall,
                               install_days=a.install_days[o.accel.cls], wait_days=wait,
                               node_kw=float(o.system.node_kw.value), pue=site.pue,
                               usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, owning=owning(lp),
-                              consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate")
+                              consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate", spares=spares)
+    data = data_cost(problem_run_data(lp), provider_class(q.mode, q.vendor, a.data), a.data).per_node(n)
     return cloud_node_lines(usd_per_gpu_hour=q.price, per_node=o.system.per_node, ideal_hours=ideal,
                             wall_hours=wall, commit_months=q.commit_months, money=a.money,
                             estimate=q.kind == "estimate", term_hours=q.term_hours,
-                            after_usd_per_gpu_hour=q.after_term_rate)
+                            after_usd_per_gpu_hour=q.after_term_rate, spares=spares, data=data)
 
 
 def test_price_templates_match_the_cost_functions() -> None:

@@ -51,8 +51,8 @@ KNOWN: dict[str, str] = {
 }
 
 KNOWN_ASSUMPTIONS: dict[str, str] = {
-    "resale:network_storage": f"the resale credit applies the server resale curve to network and storage capex "
-                              f"too (installed optics, cabling and storage do not fetch that) ({REVIEW} §3)",
+    "resale:network_storage": f"the resale credit applies the server resale curve to network capex too "
+                              f"(installed optics and cabling do not fetch that) ({REVIEW} §3)",
     "resale:block_sale": f"a block of 512+ GPUs sold at once is credited like a single server ({REVIEW} §3)",
 }
 
@@ -335,7 +335,7 @@ def _resale_credit_per_server_dollar(nodes: int) -> tuple[float, float]:
 
 def _resale_violations() -> set[str]:
     money = load_assumptions().values.money
-    extra = money.network_capex_fraction + money.storage_capex_fraction
+    extra = money.network_capex_fraction      # storage is not capex any more: the plan's `storage` line
     found = set()
     credit, servers = _resale_credit_per_server_dollar(nodes=2)
     assert servers > 0, "the resale curve no longer credits a 91-day-old server: revisit this invariant"

@@ -20,8 +20,10 @@ from solver.estimate.compute import (
     seq_factor,
     size_factor,
     training_flops,
+    lost_per_interruption,
     utilisation,
     wall_time,
+    young_daly_interval,
 )
 from solver.estimate.calculator import EstimateInput, run_estimate
 
@@ -249,21 +251,24 @@ def _hand_case(**over):
 def test_wall_time_young_daly_hand_numbers():
     t = _hand_case()
     ideal = 4e16 * 3600 * 100 / (100 * 1000e12 * 0.5 * 0.8) / 3600     # 100 h
-    lam = 2.5e-3 * 100                                                 # 0.25 /h
+    lam = 2.5e-3 * 100                                                 # 0.25 /h: the cluster's MTBF M = 4 h
     delta = 3.6e13 / (2.0e9 * 10) / 3600                               # 0.5 h
-    tau = math.sqrt(2 * delta / lam)                                   # √(2·0.5/0.25) = 2 h
-    overhead = (1 + delta / tau) / (1 - lam * (0.5 + tau / 2))         # 1.25 / 0.625 = 2.0
+    tau = math.sqrt(2 * delta * (1 / lam))                             # Young: √(2·0.5·4) = 2 h
+    lost = tau / 2 + delta + 0.5                                       # half an interval + read-back + restart = 2 h
+    overhead = (1 + delta / tau) / (1 - lam * lost)                    # 1.25 / 0.5 = 2.5
     assert ideal == pytest.approx(100)
     assert tau == pytest.approx(2.0)
-    assert overhead == pytest.approx(2.0)
+    assert overhead == pytest.approx(2.5)
     assert t is not None
     assert t.ideal_hours == pytest.approx(ideal)
     assert t.checkpoint_interval_hours == pytest.approx(tau)
-    assert t.wall_hours == pytest.approx(ideal * overhead)             # 200 h
-    assert t.interruptions == pytest.approx(lam * ideal * overhead)    # 0.25 × 200 = 50
-    assert t.lost_fraction == pytest.approx(1 - 1 / overhead)          # 0.5
-    assert t.days == pytest.approx(200 / 24)
-    assert t.wall_hours / t.ideal_hours == pytest.approx(2.0)
+    assert t.checkpoint_write_hours == pytest.approx(delta) and t.mtbf_hours == pytest.approx(4.0)
+    assert t.lost_per_interruption(0.5) == pytest.approx(2.0)
+    assert t.wall_hours == pytest.approx(ideal * overhead)             # 250 h
+    assert t.interruptions == pytest.approx(lam * ideal * overhead)    # 0.25 × 250 = 62.5
+    assert t.lost_fraction == pytest.approx(1 - 1 / overhead)          # 0.6
+    assert t.days == pytest.approx(250 / 24)
+    assert t.wall_hours / t.ideal_hours == pytest.approx(2.5)
     assert (t.flops, t.utilisation, t.efficiency) == (4e16 * 3600 * 100, 0.5, 0.8)
 
 
@@ -274,8 +279,8 @@ def test_wall_time_second_hand_case():
     ideal = 4e16 * 3600 * 100 / (1024 * 1000e12 * 0.5 * 0.8) / 3600
     lam = 1.97e-5 * 1024
     delta = 70e9 * 14 / (2.0e9 * 128) / 3600
-    tau = math.sqrt(2 * delta / lam)
-    expected = ideal * (1 + delta / tau) / (1 - lam * (0.25 + tau / 2))
+    tau = math.sqrt(2 * delta * (1 / lam))
+    expected = ideal * (1 + delta / tau) / (1 - lam * (tau / 2 + delta + 0.25))
     assert t.wall_hours == pytest.approx(expected, rel=1e-12)
     assert t.wall_hours > t.ideal_hours
 
@@ -284,8 +289,9 @@ def test_wall_time_none_when_failures_eat_the_run():
     # no checkpoint cost: τ = 0, lost = λ·R; λ = 0.5 /h × R = 2 h = 1.0 -> unworkable
     assert _hand_case(checkpoint_bytes=0, interruptions_per_gpu_hour=5e-3, restart_hours=2.0) is None
     assert _hand_case(checkpoint_bytes=0, interruptions_per_gpu_hour=5e-3, restart_hours=3.0) is None
-    # λ·(R + τ/2) with τ = 2: 0.25·(3 + 1) = 1.0 -> None
-    assert _hand_case(restart_hours=3.0) is None
+    # λ·(τ/2 + δ + R) with τ = 2, δ = 0.5: 0.25·(1 + 0.5 + 2.5) = 1.0 -> None
+    assert _hand_case(restart_hours=2.5) is None
+    assert _hand_case(restart_hours=2.4) is not None
 
 
 def test_wall_time_just_below_the_limit():
@@ -304,11 +310,13 @@ def test_wall_time_without_failures_is_ideal():
 
 
 def test_wall_time_more_nodes_write_checkpoints_faster():
-    # δ ∝ 1/nodes, so τ = √(2δ/λ) shrinks and the checkpoint share δ/τ = √(δλ/2) falls
-    slow = _hand_case(nodes=1)
+    # δ ∝ 1/nodes, so τ = √(2δM) shrinks and the checkpoint share δ/τ = √(δ/(2M)) falls
+    slow = _hand_case(nodes=5)
     fast = _hand_case(nodes=10)
-    assert slow.checkpoint_interval_hours == pytest.approx(math.sqrt(2 * (3.6e13 / 2e9 / 3600) / 0.25))
+    assert slow.checkpoint_interval_hours == pytest.approx(math.sqrt(2 * (3.6e13 / (2e9 * 5) / 3600) * 4.0))
     assert fast.wall_hours < slow.wall_hours
+    # on one node δ = 5 h: each interruption would lose τ/2 + δ + R = 3.2 + 5 + 0.5 h, more than M = 4 h
+    assert _hand_case(nodes=1) is None
 
 
 def test_estimate_time_uses_bundled_network_and_reliability():
@@ -316,15 +324,18 @@ def test_estimate_time_uses_bundled_network_and_reliability():
     net = A.scale_out[system.network]
     rel = A.reliability
     nodes, gpus = 64, 512
-    flops, peak, util, ckpt = 1e23, 989.4, 0.4, 70e9 * rel.checkpoint_bytes_per_param
+    mem = A.memory
+    flops, peak, util = 1e23, 989.4, 0.4
+    ckpt = 70e9 * (mem.states_bytes_per_param["adamw"] - mem.gradient_bytes_per_param)     # 14 B/param
     t = estimate_time(a=A, flops=flops, gpus=gpus, nodes=nodes, per_node=8, network=system.network,
                       peak_tflops=peak, util=util, accel_class="datacenter", checkpoint_bytes=ckpt)
     eff = max(net.floor, net.intra * (1 - net.per_doubling * 6))       # 64 nodes = 6 doublings
     ideal = flops / (gpus * peak * 1e12 * util * eff) / 3600
     lam = rel.interruptions_per_gpu_hour["datacenter"] * gpus
     delta = ckpt / (rel.checkpoint_write_gbps_per_node * 1e9 * nodes) / 3600
-    tau = math.sqrt(2 * delta / lam)
-    wall = ideal * (1 + delta / tau) / (1 - lam * (rel.restart_hours + tau / 2))
+    tau = math.sqrt(2 * delta * (1 / lam))
+    wall = ideal * (1 + delta / tau) / (1 - lam * (tau / 2 + delta + rel.restart_hours))
+    assert ckpt == pytest.approx(70e9 * 14)
     assert t.efficiency == pytest.approx(eff)
     assert t.ideal_hours == pytest.approx(ideal)
     assert t.wall_hours == pytest.approx(wall)
@@ -336,3 +347,10 @@ def test_consumer_cluster_is_much_slower_per_gpu_than_datacenter():
     cons = estimate_time(gpus=256, per_node=4, network=CAT.systems["rtx5090-4x"].network, accel_class="consumer", **kw)
     dc = estimate_time(gpus=512, per_node=8, network=CAT.systems["dgx-b200"].network, accel_class="datacenter", **kw)
     assert cons.ideal_hours * 256 > 3 * dc.ideal_hours * 512
+
+
+def test_young_daly_interval_and_the_loss_per_interruption():
+    """Daly's example (FGCS 22(3), 2006): M = 24 h, δ = 5 min gives Young's τ = √(2·δ·M) = 120 min."""
+    assert young_daly_interval(5 / 60, 24.0) * 60 == pytest.approx(120.0)
+    assert young_daly_interval(0.0, 24.0) == 0.0 and math.isinf(young_daly_interval(0.1, math.inf))
+    assert lost_per_interruption(2.0, 0.5, 0.25) == pytest.approx(1.0 + 0.5 + 0.25)

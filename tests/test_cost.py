@@ -11,9 +11,11 @@ import math
 import random
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 
 from solver.inputs.assumptions import OpsFte, load_assumptions
+from solver.estimate.checkpoints import DataCost
 from solver.estimate.cost import (
     HOURS_PER_MONTH,
     LINE_ORDER,
@@ -26,8 +28,10 @@ from solver.estimate.cost import (
     expected_excess_days,
     fixed_lines,
     managed_node_lines,
+    rented_per_dollar,
     resale_fraction,
     slip_premium,
+    spare_fraction,
 )
 
 A = load_assumptions().values
@@ -39,7 +43,6 @@ M = A.money.model_copy(update={
     "depreciation_years": 4.0,
     "residual_fraction": 0.0,
     "network_capex_fraction": 0.20,
-    "storage_capex_fraction": 0.05,
     "consumer_risk_pct": 10.0,
     "estimate_price_risk_pct": 20.0,
     "delay_cost_usd_per_day": 1_000.0,
@@ -96,8 +99,8 @@ OWN = Owning(after_run="resell", facility_usd_per_kw_month=100.0, facility_is_ca
 BUY = dict(price=300_000.0, nodes=4, ideal_hours=1000.0, wall_hours=1200.0, install_days=21.0, wait_days=0.0,
            node_kw=10.0, pue=1.3, usd_per_kwh=0.10, money=M, owning=OWN, consumer=False, estimate=False)
 HELD_I, HELD_W = 21 * 24 + 1000, 21 * 24 + 1200     # hours held: install, then the run (ideal / with failures)
-EXTRA = 0.20 + 0.05                                  # network (> 1 node) + storage, as fractions of the server price
-HW = 300_000 * (1 + EXTRA)                           # the cluster's hardware for one node: $375,000
+EXTRA = 0.20                                         # the network (> 1 node), as a fraction of the server price
+HW = 300_000 * (1 + EXTRA)                           # the cluster's hardware for one node: $360,000
 ENERGY_H = 10 * 1.3 * 0.10                           # kW x PUE x $/kWh = $1.30 per hour
 
 
@@ -157,10 +160,9 @@ def test_buy_lines_idle_writes_the_hardware_off():
 
 def test_buy_lines_single_node_has_no_network_share():
     lines = buy_node_lines(**{**BUY, "nodes": 1, "owning": Owning("reuse", 100.0, False)})
-    base = HELD_I / 35040
-    assert lines.cost["network_storage"] == pytest.approx(300_000 * 0.05 * base)     # storage only
-    assert lines.cash["network_storage"] == pytest.approx(300_000 * 0.05)
-    assert lines.cost["capital"] == pytest.approx(300_000 * 1.05 * 0.10 * HELD_I / 8760)
+    assert lines.cost["network_storage"] == 0.0 and lines.cash["network_storage"] == 0.0  # storage: its own line
+    assert lines.cost["compute"] == pytest.approx(300_000 * HELD_I / 35040)
+    assert lines.cost["capital"] == pytest.approx(300_000 * 0.10 * HELD_I / 8760)
 
 
 def test_buy_cash_is_the_same_whatever_happens_after_the_run():
@@ -315,6 +317,68 @@ def test_fixed_lines_with_bundled_money():
     assert lines.cost["operations"] == pytest.approx(
         (fte.base + fte.per_1000_gpus * 64 / 1000) * m.engineer_usd_per_month * hours / 730)
     assert lines.cost["porting"] == pytest.approx(2 * m.engineer_usd_per_month * 12 / 52)
+
+
+# ---------------------------------------------------------------------------------------------- checkpoint lines
+
+
+def test_spares_are_a_multi_node_plans_share_of_a_node():
+    assert spare_fraction(1, 5.0) == 0.0 and spare_fraction(2, 5.0) == pytest.approx(0.05)
+    assert spare_fraction(72, 0.0) == 0.0
+
+
+def test_bought_spares_are_held_like_the_nodes_for_the_run_as_expected():
+    """s × (hardware × its loss of value by the end of the run + capital and support + hall, for install + run with
+    failures); cash s × (the hardware + its support); premiums on the spares too."""
+    plain = buy_node_lines(**BUY)
+    lines = buy_node_lines(**{**BUY, "spares": 0.05, "estimate": True})
+    loss = 1 - _resale(HELD_W)
+    assert lines.cost["spares"] == pytest.approx(0.05 * (HW * loss + HW * 0.15 * HELD_W / 8760
+                                                          + 10 * 100 * HELD_W / 730))
+    assert lines.cash["spares"] == pytest.approx(0.05 * (HW + HW * 0.05 * HELD_W / 8760))
+    assert lines.cost["estimate_price"] == pytest.approx(1.05 * (HW * loss + HW * 0.15 * HELD_W / 8760) * 20 / 100)
+    for name in ("compute", "network_storage", "capital", "energy", "failure_rework"):
+        assert lines.cost[name] == pytest.approx(plain.cost[name])
+
+
+def test_rented_spares_and_a_nodes_share_of_storage_and_transfers():
+    data = DataCost(storage_usd_per_hour=0.5, transfer_usd=30.0)
+    lines = cloud_node_lines(usd_per_gpu_hour=2.5, per_node=8, ideal_hours=100.0, wall_hours=120.0,
+                             commit_months=0, money=M, estimate=True, spares=0.05, data=data)
+    assert lines.cost["spares"] == pytest.approx(0.05 * 2.5 * 8 * 120)       # billed for the run as expected
+    assert lines.cost["storage"] == pytest.approx(0.5 * 120) and lines.cost["data_transfer"] == 30.0
+    assert lines.cost["estimate_price"] == pytest.approx(1.05 * 2.5 * 8 * 120 * 20 / 100)
+    assert lines.total_cash == pytest.approx(1.05 * 2.5 * 8 * 120 + 0.5 * 120 + 30)
+    managed = managed_node_lines(usd_per_month=100_000.0, ideal_hours=2 * 730.0, wall_hours=3 * 730.0,
+                                 commit_months=0, money=M, estimate=False, spares=0.05, data=data)
+    assert managed.cost["spares"] == pytest.approx(0.05 * 100_000 * 3)
+
+
+def test_rented_per_dollar_matches_the_lines_with_spares_and_data():
+    data = DataCost(storage_usd_per_hour=0.5, transfer_usd=30.0)
+    hours = np.array([50.0, 900.0])
+    c0, c1, k0, k1 = rented_per_dollar(mode="cloud", hours=hours, per_node=8, commit_months=1, money=M,
+                                       estimate=False, spares=0.05, data=data)
+    for i, h in enumerate(hours.tolist()):
+        at = cloud_node_lines(usd_per_gpu_hour=3.0, per_node=8, ideal_hours=h, wall_hours=h, commit_months=1,
+                              money=M, estimate=False, spares=0.05, data=data)
+        assert c0[i] + 3.0 * c1[i] == pytest.approx(at.total_cost)
+        assert k0[i] + 3.0 * k1[i] == pytest.approx(at.total_cash)
+
+
+def test_fixed_lines_orchestration_recovery_and_owned_data():
+    """orchestration = nodes × $/node-month × months; recovery = λ·hours × (engineer hours + hardware share × own
+    hours to replace a node) × engineer-month / its hours; bought hardware's storage and transfers per plan."""
+    r = A.reliability
+    m = M.model_copy(update={"engineer_hours_per_month": 160.0, "engineer_hours_per_failure": 2.0,
+                             "orchestration_usd_per_node_month": 30.0})
+    lines = fixed_lines(mode="buy", gpus=512, nodes=64, wall_hours=1460.0, porting_weeks=0, money=m, reliability=r,
+                        failures_per_hour=0.01, data=DataCost(storage_usd_per_hour=2.0, transfer_usd=500.0))
+    assert lines.cost["orchestration"] == pytest.approx(64 * 30 * 2)
+    assert lines.cost["recovery"] == pytest.approx(0.01 * 1460 * (2.0 + r.hardware_failure_share
+                                                                  * r.node_replacement_hours["buy"]) * 20_000 / 160)
+    assert lines.cost["storage"] == pytest.approx(2.0 * 1460) and lines.cost["data_transfer"] == 500.0
+    assert lines.cash == lines.cost
 
 
 # ---------------------------------------------------------------------------------------------- slip premium

@@ -62,9 +62,18 @@ ACCELS = {a["id"]: a for a in yaml.safe_load((CAT / "accelerators.yaml").read_te
 
 def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: int, system: str, nodes: int,
                delay_cost: float = 0.0) -> tuple[float, float]:
-    """(ideal, expected wall) hours: FLOPs = (6·P + 12·L·h·s)·T over GPUs × dense BF16 peak × MFU × scale-out
-    efficiency, then Young/Daly checkpointing and Llama 3 interruptions (README); the MFU with the calibrated
-    centre, exp(a + ln(clamped FLOPs per byte / ref)·(b + c·ln(clamped params / ref))), on a datacenter chip."""
+    """(ideal, expected wall) hours of `hand_run`."""
+    run = hand_run(params=params, tokens=tokens, layers=layers, hidden=hidden, seq=seq, system=system, nodes=nodes)
+    return run["ideal"], run["wall"]
+
+
+def hand_run(*, params: float, tokens: float, layers: int, hidden: int, seq: int, system: str,
+             nodes: int) -> dict[str, float]:
+    """Ideal and expected wall hours, and the failure model's parts: FLOPs = (6·P + 12·L·h·s)·T over GPUs × dense
+    BF16 peak × MFU × scale-out efficiency; the MFU with the calibrated centre, exp(a + ln(clamped FLOPs per byte /
+    ref)·(b + c·ln(clamped params / ref))), on a datacenter chip; then Llama 3 interruptions λ per hour, a
+    checkpoint of (model states − gradients) bytes written in δ = size / (GB/s per node × nodes), every
+    τ = √(2·δ·M) hours (Young/Daly, M = 1/λ), each interruption losing τ/2 + δ + restart (README)."""
     sys_ = SYSTEMS[system]
     acc = ACCELS[sys_["accelerator"]]
     c = A["compute"]
@@ -89,12 +98,14 @@ def hand_hours(*, params: float, tokens: float, layers: int, hidden: int, seq: i
     eff = max(net["floor"], eff)
     flops = (6 * params + 12 * layers * hidden * seq) * tokens
     ideal = flops / (gpus * acc["bf16_tflops"]["value"] * 1e12 * mfu * eff) / 3600
-    r = A["reliability"]
+    r, mem = A["reliability"], A["memory"]
     lam = r["interruptions_per_gpu_hour"][acc["class"]] * gpus
-    delta = r["checkpoint_bytes_per_param"] * params / (r["checkpoint_write_gbps_per_node"] * 1e9 * nodes) / 3600
-    tau = math.sqrt(2 * delta / lam)
-    wall = ideal * (1 + delta / tau) / (1 - lam * (r["restart_hours"] + tau / 2))
-    return ideal, wall
+    size = (mem["states_bytes_per_param"]["adamw"] - mem["gradient_bytes_per_param"]) * params
+    delta = size / (r["checkpoint_write_gbps_per_node"] * 1e9 * nodes) / 3600
+    tau = math.sqrt(2 * delta * (1 / lam))
+    wall = ideal * (1 + delta / tau) / (1 - lam * (tau / 2 + delta + r["restart_hours"]))
+    return {"ideal": ideal, "wall": wall, "lam": lam, "delta": delta, "tau": tau, "size": size, "mfu": mfu,
+            "eff": eff}
 
 
 def operations(mode: str, nodes: int, gpus: int, wall: float) -> float:
@@ -153,8 +164,9 @@ def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: flo
     delivery: install + wait + run (README "The cost of owning")."""
     m = A["money"]
     capex = nodes * price
-    extra = m["storage_capex_fraction"] + (m["network_capex_fraction"] if nodes > 1 else 0.0)
+    extra = m["network_capex_fraction"] if nodes > 1 else 0.0     # the network; storage is its own line
     cluster = capex * (1 + extra)
+    s = spare_share(nodes)
     before = (A["install_days"]["datacenter"] + wait_days) * 24
     held_i, held_w = before + ideal, before + wall
     it_kw = SYSTEMS[system]["node_kw"]["value"] * nodes
@@ -170,32 +182,81 @@ def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: flo
         "failure_rework": cluster * (resale(held_i / 8760) - resale(held_w / 8760))
         + (cluster * sum(per_year) + hall) * (wall - ideal) / 8760 + it_kw * pue * (wall - ideal) * tariff,
     }
+    # hot spares: s more nodes, bought, held for the run as expected and resold alike (the hall not cash: own hall)
+    cost["spares"] = s * (cluster * (1 - resale(held_w / 8760)) + (cluster * sum(per_year) + hall) * held_w / 8760)
     if estimate:
         lost = cluster * (1 - resale(held_w / 8760)) + cluster * sum(per_year) * held_w / 8760
-        cost["estimate_price"] = lost * m["estimate_price_risk_pct"] / 100
+        cost["estimate_price"] = (1 + s) * lost * m["estimate_price_risk_pct"] / 100
     cash = {"compute": capex, "network_storage": capex * extra, "support": cost["support"],
             "energy": cost["energy"],
-            "failure_rework": cluster * per_year[1] * (wall - ideal) / 8760 + it_kw * pue * (wall - ideal) * tariff}
+            "failure_rework": cluster * per_year[1] * (wall - ideal) / 8760 + it_kw * pue * (wall - ideal) * tariff,
+            "spares": s * (cluster + cluster * per_year[1] * held_w / 8760)}
     return cost, cash
 
 
-def mfu_multipliers() -> "np.ndarray":
-    """1 / the MFU factor in each of the default scenarios of a CUDA datacenter platform: exp(σ·z), z the standard
-    normals of the source "mfu:common" (numpy's PCG64 seeded by [seed, CRC-32 of the source name]), σ the catalog's
-    common spread (CUDA and the datacenter class add none)."""
+def spare_share(nodes: int) -> float:
+    """Hot spares per node: reliability.spare_nodes_pct / 100 for a cluster of more than one node (README)."""
+    return A["reliability"]["spare_nodes_pct"] / 100 if nodes > 1 else 0.0
+
+
+def provider(mode: str, vendor: str) -> str:
+    """Whose storage and transfer rates a quote pays: owned for bought hardware, else the class of the
+    `data.provider_class` vendor its vendor starts with, gpu_cloud for any other (README)."""
+    if mode == "buy":
+        return "owned"
+    for name, cls in A["data"]["provider_class"].items():
+        if vendor == name or vendor.startswith(name + " ") or vendor.startswith(name + "("):
+            return cls
+    return "gpu_cloud"
+
+
+def checkpoint_lines(*, mode: str, cls: str, nodes: int, gpus: int, wall: float, params: float, tokens: float,
+                     accel_class: str = "datacenter", optimizer: str = "adamw",
+                     per_gpu_hour: float | None = None) -> dict[str, float]:
+    """storage, data_transfer, orchestration and recovery of a plan for a run of `wall` hours (README "The cost of a
+    successful checkpoint"), from the assumptions: a checkpoint of (model states − gradients) × P bytes, kept
+    checkpoints + the dataset (tokens × bytes per token) stored for the run's months at the class's $/TB-month; the
+    dataset in at its source's egress + the ingress, the kept checkpoints out at the egress; nodes × $/node-month;
+    λ·wall interruptions × (engineer hours + hardware share × own hours to replace a node) × the engineer-hour."""
+    d, m, r, mem = A["data"], A["money"], A["reliability"], A["memory"]
+    ckpt_tb = (mem["states_bytes_per_param"][optimizer] - mem["gradient_bytes_per_param"]) * params / 1e12
+    data_tb = tokens * d["dataset_bytes_per_token"] / 1e12
+    months = wall / HOURS_PER_MONTH
+    kept_tb = ckpt_tb * d["checkpoints_kept"]
+    lam = (r["interruptions_per_gpu_hour"][accel_class] if per_gpu_hour is None else per_gpu_hour) * gpus
+    per_failure = m["engineer_hours_per_failure"] + r["hardware_failure_share"] * r["node_replacement_hours"][mode]
+    return {
+        "storage": (kept_tb + data_tb) * d["storage_usd_per_tb_month"][cls] * months,
+        "data_transfer": data_tb * 1000 * (d["dataset_source_egress_usd_per_gb"] + d["ingress_usd_per_gb"][cls])
+        + kept_tb * 1000 * d["egress_usd_per_gb"][cls],
+        "orchestration": nodes * m["orchestration_usd_per_node_month"] * months,
+        "recovery": lam * wall * per_failure * m["engineer_usd_per_month"] / m["engineer_hours_per_month"],
+    }
+
+
+def mfu_multipliers(software: str = "cuda", cls: str = "datacenter") -> "np.ndarray":
+    """1 / the MFU factor in each of the default scenarios of a platform: exp(Σ σ·z), z the standard normals of the
+    sources "mfu:common", "mfu:software:<stack>" and "mfu:class:<class>" (numpy's PCG64 seeded by [seed, CRC-32 of
+    the source name]), each σ the catalog's spread (CUDA and the datacenter class add none)."""
     u = A["uncertainty"]
-    assert u["mfu_sigma"]["software"]["cuda"] == 0 and u["mfu_sigma"]["accel_class"]["datacenter"] == 0
-    seq = np.random.SeedSequence([int(u["seed"]), zlib.crc32(b"mfu:common")])
-    z = np.random.Generator(np.random.PCG64(seq)).standard_normal(int(u["scenarios"]))
-    return 1.0 / np.exp(u["mfu_sigma"]["common"] * z)
+
+    def z(source: str) -> "np.ndarray":
+        seq = np.random.SeedSequence([int(u["seed"]), zlib.crc32(source.encode())])
+        return np.random.Generator(np.random.PCG64(seq)).standard_normal(int(u["scenarios"]))
+    log = u["mfu_sigma"]["common"] * z("mfu:common")
+    if u["mfu_sigma"]["software"][software] > 0:
+        log = log + u["mfu_sigma"]["software"][software] * z(f"mfu:software:{software}")
+    if u["mfu_sigma"]["accel_class"][cls] > 0:
+        log = log + u["mfu_sigma"]["accel_class"][cls] * z(f"mfu:class:{cls}")
+    return 1.0 / np.exp(log)
 
 
 def over_runs(lines: Callable[[float, float], tuple[dict[str, float], dict[str, float]]], ideal: float,
-              wall: float) -> tuple[float, float]:
+              wall: float, software: str = "cuda", cls: str = "datacenter") -> tuple[float, float]:
     """The `throughput` line (cost, cash): the mean over the scenarios of a plan's lines at each run's hours, every
     hour of which counts (W_s = planned wall / MFU factor), less the lines at the planned (ideal, wall) hours."""
     cost0, cash0 = lines(ideal, wall)
-    runs = [lines(w, w) for w in wall * mfu_multipliers()]
+    runs = [lines(w, w) for w in wall * mfu_multipliers(software, cls)]
     mean_cost = sum(sum(c.values()) for c, _ in runs) / len(runs)
     mean_cash = sum(sum(k.values()) for _, k in runs) / len(runs)
     return mean_cost - sum(cost0.values()), mean_cash - sum(cash0.values())
@@ -223,8 +284,9 @@ quotes:
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=0, system="dgx-h100", pue=1.25,
                            tariff=0.10, estimate=True)
-        ops = operations("buy", 2, 16, w)
-        return {**cost, "operations": ops}, {**cash, "operations": ops}
+        ops = {"operations": operations("buy", 2, 16, w),
+               **checkpoint_lines(mode="buy", cls="owned", nodes=2, gpus=16, wall=w, params=10e9, tokens=20e9)}
+        return {**cost, **ops}, {**cash, **ops}
 
     cost, cash = lines(ideal, wall)
     # No deadline: a late delivery costs nothing but the days (no lateness line); the runs' spread is priced.
@@ -268,8 +330,9 @@ quotes:
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=wait, system="dgx-h100", pue=1.25,
                            tariff=0.10, estimate=False)
-        ops = operations("buy", 2, 16, w)
-        return {**cost, "operations": ops}, {**cash, "operations": ops}
+        ops = {"operations": operations("buy", 2, 16, w),
+               **checkpoint_lines(mode="buy", cls="owned", nodes=2, gpus=16, wall=w, params=10e9, tokens=20e9)}
+        return {**cost, **ops}, {**cash, **ops}
 
     cost, cash = lines(ideal, wall)
     cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
@@ -301,12 +364,19 @@ quotes:
     ideal, wall = hand_hours(params=7e9, tokens=1e9, layers=32, hidden=4096, seq=4096, system="dgx-b200", nodes=1)
     floor = 1 * HOURS_PER_MONTH
     assert wall < floor, "the run is shorter than the one-month commitment, which is billed whole"
-    lines = {"compute": 4.00 * 8 * max(ideal, floor),
-             "failure_rework": 4.00 * 8 * (max(wall, floor) - max(ideal, floor)),
-             "operations": operations("cloud", 1, 8, wall), "porting": porting("cuda", "pytorch")}
-    assert lines["compute"] == pytest.approx(23_360)                                # $4 x 8 GPUs x 730 h
-    assert_lines(plan["cost_usd"], lines)
-    assert_lines(plan["cash_usd"], lines)                                           # no premium: cost = cash
+
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:   # one node: no hot spare
+        got = {"compute": 4.00 * 8 * max(i, floor), "failure_rework": 4.00 * 8 * (max(w, floor) - max(i, floor)),
+               "operations": operations("cloud", 1, 8, w), "porting": porting("cuda", "pytorch"),
+               **checkpoint_lines(mode="cloud", cls=provider("cloud", "test"), nodes=1, gpus=8, wall=w, params=7e9,
+                                  tokens=1e9)}
+        return got, dict(got)
+
+    cost, cash = lines(ideal, wall)
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall)
+    assert cost["compute"] == pytest.approx(23_360)                                 # $4 x 8 GPUs x 730 h
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)                                            # no premium: cost = cash
     start = date(2026, 12, 1) + timedelta(days=10)                                  # p90 lead time, no install
     assert plan["start"] == start.isoformat()
     assert plan["finish"] == (start + timedelta(days=math.ceil(wall / 24))).isoformat()
@@ -330,12 +400,20 @@ quotes:
     assert plan["option"] == "tpu7x-4/managed" and plan["nodes"] == 2
     assert [(q["id"], q["nodes"]) for q in plan["quotes"]] == [("golden-managed", 2)]
     ideal, wall = hand_hours(params=7e9, tokens=2e9, layers=32, hidden=4096, seq=4096, system="tpu7x-4", nodes=2)
-    months_ideal, months_wall = max(ideal / HOURS_PER_MONTH, 2), max(wall / HOURS_PER_MONTH, 2)
-    lines = {"compute": 20_000 * 2 * months_ideal, "failure_rework": 20_000 * 2 * (months_wall - months_ideal),
-             "porting": porting("xla", "pytorch"), "operations": operations("managed", 2, 8, wall)}
-    assert lines["porting"] == pytest.approx(16 * 25_000 * 12 / 52)                 # 16 engineer-weeks
-    assert_lines(plan["cost_usd"], lines)
-    assert_lines(plan["cash_usd"], lines)
+    def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
+        months_ideal, months_wall = max(i / HOURS_PER_MONTH, 2), max(w / HOURS_PER_MONTH, 2)
+        got = {"compute": 20_000 * 2 * months_ideal, "failure_rework": 20_000 * 2 * (months_wall - months_ideal),
+               "spares": spare_share(2) * 20_000 * 2 * months_wall,              # hot spares, contracted alike
+               "porting": porting("xla", "pytorch"), "operations": operations("managed", 2, 8, w),
+               **checkpoint_lines(mode="managed", cls=provider("managed", "test"), nodes=2, gpus=8, wall=w,
+                                  params=7e9, tokens=2e9, accel_class="tpu")}
+        return got, dict(got)
+
+    cost, cash = lines(ideal, wall)
+    cost["throughput"], cash["throughput"] = over_runs(lines, ideal, wall, "xla", "tpu")
+    assert cost["porting"] == pytest.approx(16 * 25_000 * 12 / 52)                  # 16 engineer-weeks
+    assert_lines(plan["cost_usd"], cost)
+    assert_lines(plan["cash_usd"], cash)
     # porting PyTorch to TPU takes longer than the 14-day lead time: training starts when porting is done
     start = date(2026, 12, 1) + timedelta(days=A["porting"]["xla"]["pytorch"]["delay_days"])
     assert plan["start"] == start.isoformat()
@@ -375,7 +453,9 @@ quotes:
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         billed = A["money"]["cloud_min_billed_hours"]
         got = {"compute": rate * gpus * max(i, billed), "failure_rework": rate * gpus * (max(w, billed) - max(i, billed)),
-               "operations": operations("cloud", nodes, gpus, w)}
+               "operations": operations("cloud", nodes, gpus, w),
+               **checkpoint_lines(mode="cloud", cls=provider("cloud", "test"), nodes=nodes, gpus=gpus, wall=w,
+                                  params=7e9, tokens=300e9)}
         return got, dict(got)
 
     cost, cash = lines(ideal, wall)
@@ -430,7 +510,9 @@ quotes:
 
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         got = {"compute": billed(i), "failure_rework": billed(w) - billed(i),
-               "operations": operations("cloud", 1, gpus, w)}
+               "operations": operations("cloud", 1, gpus, w),
+               **checkpoint_lines(mode="cloud", cls=provider("cloud", "test"), nodes=1, gpus=gpus, wall=w,
+                                  params=7e9, tokens=300e9)}
         return got, dict(got)
 
     cost, cash = lines(ideal, wall)

@@ -23,6 +23,7 @@ from solver.estimate.memory import (
     activation_bytes,
     adapter_params,
     capacity_cards,
+    checkpoint_bytes,
     fit_memory,
     memory_per_gpu,
     min_gpus,
@@ -500,3 +501,13 @@ def test_one_memory_fitter_gives_every_gpu_count_what_memory_per_gpu_gives() -> 
             assert fitter.at(gpus, level) == memory_per_gpu(
                 params=70e9, gpus=gpus, per_node=8, available_gb=80.0, method="full", optimizer="adamw",
                 seq_len=8192, recompute=level, shape=shape, mem=a.memory)
+
+
+def test_a_checkpoint_is_the_model_states_without_the_gradients():
+    """Weights + optimizer states: 16 − 2 = 14 B/param for bf16 AdamW (BLOOM: 2.3 TB for 176B), 10 − 2 for 8-bit
+    Adam; a LoRA run writes its adapters only (18·h·r per layer × 14 B)."""
+    shape = Shape(layers=32, hidden=4096, heads=32, vocab=128256)
+    mem = A.memory
+    assert checkpoint_bytes(200e9, "pretrain", "adamw", shape, mem) == pytest.approx(200e9 * 14)
+    assert checkpoint_bytes(7e9, "full_finetune", "adamw_8bit", shape, mem) == pytest.approx(7e9 * 8)
+    assert checkpoint_bytes(7e9, "lora", "adamw", shape, mem, 16) == pytest.approx(18 * 4096 * 16 * 32 * 14)

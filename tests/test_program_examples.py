@@ -72,7 +72,7 @@ def test_program_200b_lot_costs_from_catalog_numbers(main_report) -> None:
     plan = main_report.outcome.plan
     for p in plan.purchases:
         q = CAT.quotes[p.quote.quote]
-        hw = q.price_usd * p.quote.lot_nodes * (1 + 0.05 + 0.25)          # storage 5%, network 25% of capex
+        hw = q.price_usd * p.quote.lot_nodes * (1 + 0.25)                 # network 25% of capex (storage: a line)
         years = p.held_days / 365
         kw = float(CAT.systems[q.system].node_kw.value) * p.quote.lot_nodes
         carry = hw * (0.10 + 0.10) * years                                  # capital 10%/yr, support 10%/yr
@@ -86,7 +86,7 @@ def test_program_200b_quarters_from_the_plan(main_report) -> None:
     """Cash committed in 2027-Q2: lots ordered in it at capex, plus each rental's cash spread over its days."""
     plan = main_report.outcome.plan
     q2 = (date(2027, 4, 1), date(2027, 7, 1))
-    capex = sum(CAT.quotes[p.quote.quote].price_usd * p.quote.lot_nodes * 1.30 for p in plan.purchases
+    capex = sum(CAT.quotes[p.quote.quote].price_usd * p.quote.lot_nodes * 1.25 for p in plan.purchases
                 if q2[0] <= TODAY + timedelta(days=p.order_day) < q2[1])
     rent = 0.0
     for r in plan.runs:

@@ -26,7 +26,7 @@ from solver.estimate.scenarios import CostCurve, cvar, quantile, wall_kinks
 from solver.estimate.uncertainty import Draws, lead_days, mfu_factor, poisson_inverse, price_factor
 from solver.inputs.problem import load_problem
 from solver.solve.pipeline import prepare, solve_problem
-from test_golden_costs import A, hand_hours, operations
+from test_golden_costs import A, checkpoint_lines, hand_hours, operations, spare_share
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ["datacenter.yaml", "finetune-70b.yaml", "start-2027.yaml", "continued-pretrain-aircooled.yaml",
@@ -127,13 +127,14 @@ def test_interruptions_alone_match_the_poisson_closed_form(tmp_path: Path) -> No
     ideal, _wall = hand_hours(params=7e9, tokens=300e9, layers=32, hidden=4096, seq=2048, system="dgx-h100",
                               nodes=nodes)
     gpus = nodes * 8
-    r = A["reliability"]
+    r, mem = A["reliability"], A["memory"]
     lam = per_gpu_hour * gpus
-    delta = r["checkpoint_bytes_per_param"] * 7e9 / (r["checkpoint_write_gbps_per_node"] * 1e9 * nodes) / 3600
-    tau = math.sqrt(2 * delta / lam)
-    base, per = ideal * (1 + delta / tau), restart + tau / 2
+    size = (mem["states_bytes_per_param"]["adamw"] - mem["gradient_bytes_per_param"]) * 7e9
+    delta = size / (r["checkpoint_write_gbps_per_node"] * 1e9 * nodes) / 3600
+    tau = math.sqrt(2 * delta * (1 / lam))       # Young/Daly: M = 1/λ
+    base, per = ideal * (1 + delta / tau), tau / 2 + delta + restart
     mu = lam * base / (1 - lam * per)
-    wall = base + mu * per                       # = ideal (1 + δ/τ) / (1 − λ(R + τ/2)), the expected wall
+    wall = base + mu * per                       # = ideal (1 + δ/τ) / (1 − λ(τ/2 + δ + R)), the expected wall
     start = date(2026, 12, 1) + timedelta(days=lead)
     deadline = start + timedelta(days=math.ceil(wall / 24))
     problem = f"""
@@ -163,7 +164,9 @@ quotes:
     k50 = next(k for k in range(10_000) if poisson_cdf(k, mu) >= 0.5)
     p50 = start + timedelta(days=math.ceil((base + k50 * per) / 24 - 1e-9))
     assert abs((date.fromisoformat(risk["finish_p50"]) - p50).days) <= 1
-    cost = rate * gpus * wall + operations("cloud", nodes, gpus, wall)
+    extra = checkpoint_lines(mode="cloud", cls="gpu_cloud", nodes=nodes, gpus=gpus, wall=wall, params=7e9,
+                             tokens=300e9, per_gpu_hour=per_gpu_hour)   # linear in the hours too
+    cost = (1 + spare_share(nodes)) * rate * gpus * wall + operations("cloud", nodes, gpus, wall) + sum(extra.values())
     assert abs(risk["cost_expected_usd"] - cost) <= 4 * risk["cost_std_error_usd"] + 2
     # The plan's cost is the expectation over the same scenarios (the count drawn: its spread is all there is).
     assert abs(plan["cost_usd"]["total"] - cost) <= 4 * risk["cost_std_error_usd"] + 2

@@ -29,8 +29,9 @@ from .frontier import FrontierPoint, frontier
 from .report import solve_and_explain
 from .risk import RiskReport, analyse_plan
 
-UP_FRONT = ("compute", "network_storage")
-"""Cash lines of bought hardware paid in full on delivery."""
+UP_FRONT = ("compute", "network_storage", "spares")
+"""Cash lines of bought hardware paid in full on delivery (hot spares are bought with the nodes they stand in
+for; a rented plan's spares are billed as its nodes are, over the run)."""
 AT_START = ("porting", "rules")
 """Cash lines paid once, when the run starts (porting is done before it; a rule's `add_usd` is a one-off)."""
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0

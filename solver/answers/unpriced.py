@@ -21,7 +21,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from ..estimate.options import Option, offer_of, option_quote_ready, price_key
+from ..estimate.options import Option, offer_of, option_quote_ready
 from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Quote
 from ..inputs.problem import Problem
 from ..solve.pipeline import Context, SolveSettings, prepare
@@ -162,7 +162,7 @@ def _slope(ctx: Context, plan: Plan, q: Quote) -> float:
         if o.id == plan.option:
             for pt in o.points:
                 if pt.n == plan.nodes and pt.time is not None:
-                    return nodes * pt.per_node.key_totals(price_key(q), False)[1]
+                    return nodes * pt.per_node.key_totals(pt.per_node.price_key(q.id)[1], False)[1]
     return 0.0
 
 

@@ -16,7 +16,7 @@ from ..inputs.catalog import Catalog, System
 from ..inputs.names import did_you_mean
 from ..inputs.units import parse_quantity
 from .compute import TimeEstimate, accel_calibration, estimate_time, training_flops, utilisation
-from .memory import adapter_params, capacity_cards, fit_memory, min_gpus, model_shape, states_bytes_total
+from .memory import capacity_cards, checkpoint_bytes, fit_memory, min_gpus, model_shape, states_bytes_total
 from .scenarios import quantile, wall_hours
 from .uncertainty import Draws, mfu_factor, mfu_sigma
 
@@ -86,11 +86,10 @@ def run_estimate(inp: EstimateInput, cat: Catalog, a: Assumptions) -> dict[str, 
                        c=a.compute, calibration=accel_calibration(a.uncertainty.mfu_centre, accel, inp.params),
                        measured=inp.measured_mfu)
     flops = training_flops(inp.params, inp.tokens, inp.method, mem.recompute, shape.layers, shape.hidden, inp.seq_len)
-    ckpt_params = (adapter_params(shape, inp.lora_rank or a.memory.lora_rank)
-                   if inp.method in ("lora", "qlora") else inp.params)
     t = estimate_time(a=a, flops=flops, gpus=inp.gpus, nodes=nodes, per_node=system.per_node, network=system.network,
                       peak_tflops=accel.peak_tflops(inp.precision), util=util.value, accel_class=accel.cls,
-                      checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt_params)
+                      checkpoint_bytes=checkpoint_bytes(inp.params, inp.method, inp.optimizer, shape, a.memory,
+                                                        inp.lora_rank))
     states_total = states_bytes_total(inp.params, inp.method, inp.optimizer, shape, a.memory, inp.lora_rank)
     band = _band(t, a, accel.software, accel.cls, inp.gpus, inp.measured_mfu is not None) if t else {}
     return {

@@ -17,9 +17,13 @@ Formulas:
 - Scale-out efficiency by network class: intra for a full multi-GPU node, × (1 − per_doubling·log2 nodes),
   floored. Consumer PCIe boxes lose badly across nodes by construction (assumptions.scale_out).
 - Ideal hours = FLOPs / (N · peak · u · eff).
-- Failures: interruptions arrive at λ = rate·N per hour (+ reclaims per node-hour × nodes on spot capacity);
-  checkpoints cost δ hours; the Young/Daly interval τ = √(2·δ/λ); each interruption loses restart R + τ/2.
-  Wall = ideal·(1 + δ/τ) / (1 − λ·(R + τ/2)).
+- Failures: interruptions arrive at λ = rate·N per hour (+ reclaims per node-hour × nodes on spot capacity), so
+  the cluster's mean time between failures is M = 1/λ = the per-node MTBF ÷ nodes; a checkpoint takes
+  δ = size ÷ (write bandwidth per node × nodes) hours to write; it is written every τ = √(2·δ·M) hours of work
+  (Young, CACM 17(9), 1974: the interval that minimises the expected waste); each interruption loses
+  τ/2 + δ + R (half an interval of work on average, the checkpoint read back or the one being written, and the
+  restart R: `reliability.restart_hours`, the flat 15 minutes this model used alone before).
+  Wall = ideal·(1 + δ/τ) / (1 − λ·(τ/2 + δ + R)).
 """
 
 from __future__ import annotations
@@ -135,29 +139,64 @@ class TimeEstimate:
     interruptions: float
     checkpoint_interval_hours: float
     lost_fraction: float
+    checkpoint_write_hours: float = 0.0
+    """δ: the time to write one checkpoint (size ÷ the nodes' write bandwidth)."""
+    checkpoint_bytes: float = 0.0
 
     @property
     def days(self) -> float:
         return self.wall_hours / 24.0
 
+    @property
+    def mtbf_hours(self) -> float:
+        """M: the cluster's mean time between interruptions, 1/λ (infinite without interruptions)."""
+        return self.wall_hours / self.interruptions if self.interruptions > 0 else math.inf
+
+    def lost_per_interruption(self, restart_hours: float) -> float:
+        """Hours one interruption costs this run (`lost_per_interruption`)."""
+        tau = self.checkpoint_interval_hours if math.isfinite(self.checkpoint_interval_hours) else 0.0
+        return lost_per_interruption(tau, self.checkpoint_write_hours, restart_hours)
+
+
+def young_daly_interval(write_hours: float, mtbf_hours: float) -> float:
+    """τ = √(2·δ·M): the hours of work between checkpoints that minimise the expected waste, for a checkpoint that
+    takes δ hours to write and a mean time M between interruptions of the whole job (Young, "A first order
+    approximation to the optimum checkpoint interval", CACM 17(9):530–531, 1974; Daly, FGCS 22(3):303–312, 2006
+    refines it by less than δ for δ < 2M). 0 without a write time, infinite without interruptions."""
+    if write_hours <= 0:
+        return 0.0
+    if not math.isfinite(mtbf_hours):
+        return math.inf
+    return math.sqrt(2.0 * write_hours * mtbf_hours)
+
+
+def lost_per_interruption(interval_hours: float, write_hours: float, restart_hours: float) -> float:
+    """τ/2 + δ + R: the hours one interruption costs — on average half an interval of work since the last
+    checkpoint, the checkpoint read back at the bandwidth it was written with (or the one being written, lost), and
+    the restart R (detect, swap in a spare, relaunch: `reliability.restart_hours`). Daly's waste per interruption
+    is (τ + δ)/2 + R (FGCS 22(3), 2006); the extra δ/2 is the read-back."""
+    return interval_hours / 2.0 + write_hours + restart_hours
+
 
 def wall_time(*, flops: float, gpus: int, nodes: int, peak_tflops: float, utilisation: float, efficiency: float,
               interruptions_per_gpu_hour: float, restart_hours: float, checkpoint_bytes: float,
               write_gbps_per_node: float, reclaims_per_node_hour: float = 0.0) -> TimeEstimate | None:
-    """Ideal and expected wall-clock hours; None when failures would eat the run (λ·(R+τ/2) ≥ 1)."""
+    """Ideal and expected wall-clock hours (module docstring: λ, M = 1/λ, δ, τ = √(2δM), each interruption losing
+    τ/2 + δ + R); None when failures would eat the run (λ·(τ/2 + δ + R) ≥ 1)."""
     throughput = gpus * peak_tflops * 1e12 * utilisation * efficiency
     ideal = flops / throughput / 3600.0
     lam = interruptions_per_gpu_hour * gpus + reclaims_per_node_hour * nodes
     delta = checkpoint_bytes / (write_gbps_per_node * 1e9 * nodes) / 3600.0
     if lam <= 0:
-        return TimeEstimate(flops, utilisation, efficiency, ideal, ideal, 0.0, math.inf, 0.0)
-    tau = math.sqrt(2.0 * delta / lam) if delta > 0 else 0.0
-    lost = lam * (restart_hours + tau / 2.0)
+        return TimeEstimate(flops, utilisation, efficiency, ideal, ideal, 0.0, math.inf, 0.0, delta, checkpoint_bytes)
+    tau = young_daly_interval(delta, 1.0 / lam)
+    lost = lam * lost_per_interruption(tau, delta, restart_hours)
     if lost >= 1.0:
         return None
     overhead = (1.0 + (delta / tau if tau > 0 else 0.0)) / (1.0 - lost)
     wall = ideal * overhead
-    return TimeEstimate(flops, utilisation, efficiency, ideal, wall, lam * wall, tau, 1.0 - 1.0 / overhead)
+    return TimeEstimate(flops, utilisation, efficiency, ideal, wall, lam * wall, tau, 1.0 - 1.0 / overhead, delta,
+                        checkpoint_bytes)
 
 
 def estimate_time(*, a: Assumptions, flops: float, gpus: int, nodes: int, per_node: int, network: str,

@@ -13,15 +13,27 @@ Two views of the same plan:
 Line items (dollars):
   compute           buy: the servers (in full for resell/idle, the depreciation of the time held for reuse);
                     cloud: GPU-hours × rate, billed at least commit_months; managed: months × monthly price
-  network_storage   buy: (network + storage fraction) × server price, charged like the servers (network only
-                    for clusters of more than one node)
+  network_storage   buy: the cluster network, network fraction × server price, charged like the servers (clusters
+                    of more than one node; the key keeps its name for the JSON contract: storage is `storage`)
+  spares            hot spares, s = spare_nodes_pct/100 of a multi-node plan's nodes (policy.spare_nodes_pct, else
+                    reliability.spare_nodes_pct), priced as the plan's own nodes for the run as expected:
+                    cloud s × GPU-hours billed × rate, managed s × months × price, buy s × (the hardware's loss of
+                    value + capital + support + hall for the time held); s × compute's premiums too
   resale_credit     buy, resell: −(servers + network) × resale fraction at the age reached (cost only)
   capital           buy: (servers + network) × annual cost of capital × years held (cost only)
   support           buy: (servers + network) × support % per year × years held
   facility          buy: node IT kW × hall cost per kW-month × months held (cash only for a colocation cage)
   energy            buy: node kW × PUE × hours × $/kWh (cloud and managed prices include power)
+  storage           (kept checkpoints + dataset) TB × $/TB-month of the provider class × months of the run
+                    (`checkpoints.py`): rented per node of each quote (the plan's figure ÷ its nodes, at the
+                    quote's provider's rate), owned per plan (your parallel file system)
+  data_transfer     dataset GB × (its source's egress + the provider's ingress) + kept checkpoints GB × the
+                    provider's egress (`checkpoints.py`), placed as storage
+  orchestration     nodes × $/node-month of scheduler and observability × months of the run
   porting           engineer-weeks for the software stack × engineer cost
   operations        (base + per-1000-GPU) engineers × months of training × engineer cost
+  recovery          expected interruptions (λ × run hours) × engineer hours per failure, + the hardware share of
+                    them × your own hours to replace a node (bought: a technician's swap), × the engineer-hour
   failure_rework    the part of every time-proportional line caused by expected interruptions
   throughput        the mean of every line over the run scenarios (achieved MFU, interruption counts) less the
                     planned figure: what the spread of the run's length is expected to add (`options.py`)
@@ -33,7 +45,9 @@ Line items (dollars):
 (catalogs/bibliography.yaml): each assumption carries its own; the structure follows [seed-001] ("cost per
 successful checkpoint" includes engineer time to recover failures), the usual cloud bill (rate × hours), the TCO
 energy term (IT kW × PUE × hours × tariff), and the holding-cost view of owning (capital, facility, support, loss of
-value) of [bud-tco].
+value) of [bud-tco]; the checkpoint lines (spares, storage, data_transfer, orchestration, recovery) follow
+[seed-001]'s cost of a successful checkpoint, with sources in catalogs/assumptions.yaml (reliability, money, data).
+Storage, transfers, orchestration and engineering are cash in every mode (bills, or payroll).
 """
 
 from __future__ import annotations
@@ -45,15 +59,16 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..inputs.assumptions import MoneyA
+from ..inputs.assumptions import MoneyA, ReliabilityA
 from ..inputs.units import HOURS_PER_MONTH
+from .checkpoints import DataCost
 
 HOURS_PER_YEAR = 8760.0
 RISK_LINES = ("lateness", "consumer_risk", "estimate_price", "tail")
 """Premiums for what may happen: cost, never cash."""
-LINE_ORDER = ("compute", "network_storage", "resale_credit", "capital", "support", "facility", "energy", "porting",
-              "operations", "failure_rework", "throughput", "lateness", "consumer_risk", "estimate_price", "tail",
-              "rules")
+LINE_ORDER = ("compute", "network_storage", "spares", "resale_credit", "capital", "support", "facility", "energy",
+              "storage", "data_transfer", "orchestration", "porting", "operations", "recovery", "failure_rework",
+              "throughput", "lateness", "consumer_risk", "estimate_price", "tail", "rules")
 Z90 = 1.2815515655446004
 """The standard normal quantile at 0.9: a lognormal through p50 and p90 has σ = ln(p90/p50) / Z90."""
 
@@ -156,12 +171,19 @@ Term = tuple[str, float, float, float, float]
 in the price."""
 
 
+def spare_fraction(nodes: int, spare_nodes_pct: float) -> float:
+    """s: hot spares per node of a plan, `spare_nodes_pct` / 100 for a multi-node cluster; a single box keeps none
+    (as it has no cluster network and no operations base). Fractional: the share of a spare each node carries."""
+    return spare_nodes_pct / 100.0 if nodes > 1 else 0.0
+
+
 def buy_node_terms(*, nodes: int, ideal_hours: float, wall_hours: float, install_days: float, wait_days: float,
                    node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning, consumer: bool,
-                   estimate: bool) -> list[Term]:
+                   estimate: bool, spares: float = 0.0) -> list[Term]:
     """Per-node lines for bought hardware (one node of one quote), held install + wait + run (see module doc), as
-    affine functions of the price: computed once, evaluated at any price (the price templates need two)."""
-    extra_frac = money.storage_capex_fraction + (money.network_capex_fraction if nodes > 1 else 0.0)
+    affine functions of the price: computed once, evaluated at any price (the price templates need two). `spares`:
+    s, the hot spares per node (`spare_fraction`), bought and held alike for the run as expected."""
+    extra_frac = money.network_capex_fraction if nodes > 1 else 0.0
     hw = 1.0 + extra_frac                                  # the cluster's hardware per dollar of server price
     before_h = (install_days + wait_days) * 24.0
     held_ideal, held_wall = before_h + ideal_hours, before_h + wall_hours
@@ -190,10 +212,14 @@ def buy_node_terms(*, nodes: int, ideal_hours: float, wall_hours: float, install
         ("energy", 0.0, energy_h * ideal_hours, 0.0, energy_h * ideal_hours),
     ]
     loss_w = share_w - credit_w
+    if spares > 0:
+        terms.append(("spares", spares * (hw * loss_w + (capital_h + support_h) * held_wall),
+                      spares * facility_h * held_wall, spares * (hw + support_h * held_wall),
+                      spares * facility_h * held_wall * paid))
     if consumer:
-        terms.append(("consumer_risk", loss_w * money.consumer_risk_pct / 100.0, 0.0, 0.0, 0.0))
+        terms.append(("consumer_risk", (1.0 + spares) * loss_w * money.consumer_risk_pct / 100.0, 0.0, 0.0, 0.0))
     if estimate:
-        driven = hw * loss_w + (capital_h + support_h) * held_wall
+        driven = (1.0 + spares) * (hw * loss_w + (capital_h + support_h) * held_wall)
         terms.append(("estimate_price", driven * money.estimate_price_risk_pct / 100.0, 0.0, 0.0, 0.0))
     return terms
 
@@ -208,19 +234,29 @@ def lines_at(terms: list[Term], price: float, into: Lines | None = None) -> Line
 
 def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
                    wait_days: float, node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning,
-                   consumer: bool, estimate: bool, into: Lines | None = None) -> Lines:
+                   consumer: bool, estimate: bool, into: Lines | None = None, spares: float = 0.0) -> Lines:
     """Per-node lines for bought hardware at a price (`buy_node_terms` evaluated)."""
     terms = buy_node_terms(nodes=nodes, ideal_hours=ideal_hours, wall_hours=wall_hours, install_days=install_days,
                            wait_days=wait_days, node_kw=node_kw, pue=pue, usd_per_kwh=usd_per_kwh, money=money,
-                           owning=owning, consumer=consumer, estimate=estimate)
+                           owning=owning, consumer=consumer, estimate=estimate, spares=spares)
     return lines_at(terms, price, into)
+
+
+def _node_data(lines: Lines, data: DataCost | None, wall_hours: float) -> None:
+    """A rented node's share of the plan's storage (for the run's hours) and transfers (`checkpoints.DataCost`)."""
+    if data is not None:
+        lines.add("storage", data.storage_usd_per_hour * wall_hours)
+        lines.add("data_transfer", data.transfer_usd)
 
 
 def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: float, wall_hours: float,
                      commit_months: float, money: MoneyA, estimate: bool, into: Lines | None = None,
-                     term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0) -> Lines:
+                     term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0, spares: float = 0.0,
+                     data: DataCost | None = None) -> Lines:
     """Per-node lines for rented capacity: GPU-hours × rate, billed for at least the committed term; the hours past
-    the tier's term (`term_hours`: a reserved tier of a ladder) at the rate after it, never at the tier's."""
+    the tier's term (`term_hours`: a reserved tier of a ladder) at the rate after it, never at the tier's. `spares`:
+    s spare nodes per node billed alike for the run as expected; `data`: the node's share of storage and
+    transfers at its provider's rates."""
     lines = Lines() if into is None else into
     floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
 
@@ -233,32 +269,42 @@ def cloud_node_lines(*, usd_per_gpu_hour: float, per_node: int, ideal_hours: flo
     ideal, wall = billed(ideal_hours), billed(wall_hours)
     lines.add("compute", sum(ideal))
     lines.add("failure_rework", sum(wall) - sum(ideal))
+    if spares > 0:
+        lines.add("spares", spares * sum(wall))
+    _node_data(lines, data, wall_hours)
     if estimate:   # the estimate is the quote's own price: the hours past its term have their own rate
-        lines.add("estimate_price", wall[0] * money.estimate_price_risk_pct / 100.0)
+        lines.add("estimate_price", (1.0 + spares) * wall[0] * money.estimate_price_risk_pct / 100.0)
     return lines
 
 
 def managed_node_lines(*, usd_per_month: float, ideal_hours: float, wall_hours: float, commit_months: float,
-                       money: MoneyA, estimate: bool, into: Lines | None = None) -> Lines:
-    """Per-system lines for a managed contract: months × price, at least the commitment."""
+                       money: MoneyA, estimate: bool, into: Lines | None = None, spares: float = 0.0,
+                       data: DataCost | None = None) -> Lines:
+    """Per-system lines for a managed contract: months × price, at least the commitment (spares and the node's
+    share of storage and transfers as `cloud_node_lines`)."""
     lines = Lines() if into is None else into
     m_ideal = max(ideal_hours / HOURS_PER_MONTH, commit_months)
     m_wall = max(wall_hours / HOURS_PER_MONTH, commit_months)
     lines.add("compute", usd_per_month * m_ideal)
     lines.add("failure_rework", usd_per_month * (m_wall - m_ideal))
+    if spares > 0:
+        lines.add("spares", spares * usd_per_month * m_wall)
+    _node_data(lines, data, wall_hours)
     if estimate:
-        lines.add("estimate_price", usd_per_month * m_wall * money.estimate_price_risk_pct / 100.0)
+        lines.add("estimate_price", (1.0 + spares) * usd_per_month * m_wall * money.estimate_price_risk_pct / 100.0)
     return lines
 
 
 def rented_per_dollar(*, mode: str, hours: np.ndarray, per_node: int, commit_months: float, money: MoneyA,
-                      estimate: bool, term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0
+                      estimate: bool, term_hours: float = math.inf, after_usd_per_gpu_hour: float = 0.0,
+                      spares: float = 0.0, data: DataCost | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(cost at price 0, cost per dollar of price, cash at price 0, cash per dollar) of one rented node
     (`cloud_node_lines`, `managed_node_lines`) for runs of `hours` in which every hour counts (ideal = wall: no
     failure rework apart), at many run lengths at once: the cloud bills per_node × max(hours, floor) GPU-hours, those
     within the tier's term at its price and the rest at the rate after it (the part at price 0), a managed contract
-    max(months, commitment) months; an estimated price adds its premium to the cost of its own price's part.""" 
+    max(months, commitment) months, each × (1 + s) with the spares; the node's storage (per hour) and transfers at
+    price 0; an estimated price adds its premium to the cost of its own price's part."""
     if mode == "cloud":
         floor = max(commit_months * HOURS_PER_MONTH, money.cloud_min_billed_hours)
         billed = np.maximum(hours, floor)
@@ -268,17 +314,30 @@ def rented_per_dollar(*, mode: str, hours: np.ndarray, per_node: int, commit_mon
     else:
         cash1 = np.maximum(hours / HOURS_PER_MONTH, commit_months)
         cash0 = np.zeros_like(cash1)
+    cash1, cash0 = cash1 * (1.0 + spares), cash0 * (1.0 + spares)
+    if data is not None:
+        cash0 = cash0 + data.storage_usd_per_hour * hours + data.transfer_usd
     premium = 1.0 + money.estimate_price_risk_pct / 100.0 if estimate else 1.0
     return cash0, cash1 * premium, cash0, cash1
 
 
-def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_weeks: float,
-                money: MoneyA) -> Lines:
-    """Per-plan lines that do not scale with a quote's price: porting and operations engineering.
+def engineer_hour_usd(money: MoneyA) -> float:
+    """What an hour of an engineer costs: the engineer-month ÷ its working hours."""
+    return money.engineer_usd_per_month / money.engineer_hours_per_month
+
+
+def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_weeks: float, money: MoneyA,
+                reliability: ReliabilityA | None = None, failures_per_hour: float = 0.0,
+                data: DataCost | None = None) -> Lines:
+    """Per-plan lines that do not scale with a quote's price: porting and operations engineering, orchestration,
+    failure recovery, and (`data`: bought hardware, your own file system and transit) storage and transfers.
 
     Operations = (base, for clusters of more than one node, + per-1000-GPU) engineers × months of the run,
     at least `ops_min_days`: a run is set up and watched for a week however short it is, so splitting a
-    small job over a hundred nodes does not look cheaper than running it on one.
+    small job over a hundred nodes does not look cheaper than running it on one. Orchestration = nodes ×
+    $/node-month × months of the run. Recovery = λ × run hours interruptions × (engineer hours per failure +
+    hardware share × your own hours to replace a node) × the engineer-hour (`engineer_hour_usd`); the expected
+    interruptions scale with the run's length ([seed-001]: engineers' time recovering failed runs).
     """
     lines = Lines()
     month_cost = money.engineer_usd_per_month
@@ -287,6 +346,14 @@ def fixed_lines(*, mode: str, gpus: int, nodes: int, wall_hours: float, porting_
     engineers = (fte.base if nodes > 1 else 0.0) + fte.per_1000_gpus * gpus / 1000.0
     hours = max(wall_hours, money.ops_min_days * 24.0)
     lines.add("operations", engineers * month_cost * hours / HOURS_PER_MONTH)
+    if data is not None:
+        lines.add("storage", data.storage_usd_per_hour * wall_hours)
+        lines.add("data_transfer", data.transfer_usd)
+    lines.add("orchestration", nodes * money.orchestration_usd_per_node_month * wall_hours / HOURS_PER_MONTH)
+    if reliability is not None:
+        per_failure = money.engineer_hours_per_failure + reliability.hardware_failure_share * \
+            reliability.node_replacement_hours[mode]  # type: ignore[index]
+        lines.add("recovery", failures_per_hour * wall_hours * per_failure * engineer_hour_usd(money))
     return lines
 
 

@@ -85,6 +85,22 @@ def states_bytes_total(params: float, method: str, optimizer: str, shape: Shape,
     return mem.states_bytes_per_param[optimizer] * params  # type: ignore[index]
 
 
+def checkpoint_bytes(params: float, method: str, optimizer: str, shape: Shape, mem: MemoryA,
+                     lora_rank: int | None = None) -> float:
+    """Bytes of one checkpoint: the model states the memory estimate holds, less the gradients, which a checkpoint
+    does not keep — the weights and the optimizer states of what is trained.
+
+    Full training: P × (states_bytes_per_param[optimizer] − gradient_bytes_per_param), 14 B/param for bf16 AdamW
+    (2 weights + 12 fp32 master, m, v; ZeRO convention [zero2019]; BLOOM's 2.3 TB for 176B is 13 B/param
+    [bloom2022]). LoRA/QLoRA: the adapters only, r·(d_in + d_out) on every linear layer × (adapter_state_bytes −
+    gradient bytes): the frozen base is the model the run started from, not written again."""
+    if method in ("lora", "qlora"):
+        per = mem.adapter_state_bytes_per_param - mem.gradient_bytes_per_param
+        return max(0.0, per) * adapter_params(shape, lora_rank or mem.lora_rank)
+    per = mem.states_bytes_per_param[optimizer] - mem.gradient_bytes_per_param  # type: ignore[index]
+    return max(0.0, per) * params
+
+
 @dataclass(frozen=True)
 class MemoryEstimate:
     gpus: int

@@ -32,10 +32,11 @@ from ..inputs.catalog import Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
+from .checkpoints import RunData, data_cost, provider_class, run_data
 from .compute import TimeEstimate
 from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, fixed_lines, lines_at, \
-    managed_node_lines, rented_per_dollar
-from .memory import Shape, adapter_params, model_shape
+    managed_node_lines, rented_per_dollar, spare_fraction
+from .memory import Shape, checkpoint_bytes, model_shape
 from .point_estimates import _SHARED as _SHARED
 from .point_estimates import SHARED_ESTIMATES, EstimateCache, Estimates, PointEstimator, estimate_point, \
     measured_mfu, shared_estimates, workload_utilisation
@@ -79,9 +80,7 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
     w = spec.workload
     as_of = problem.as_of
     shape = model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
-    ckpt_params = adapter_params(shape, w.lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") \
-        else w.params
-    ckpt_bytes = a.reliability.checkpoint_bytes_per_param * ckpt_params
+    ckpt_bytes = checkpoint_bytes(w.params, w.method, w.optimizer, shape, a.memory, w.lora_rank)
     grid = a.node_grid.counts()
     earliest_day = (problem.earliest_start - as_of).days
     deadline_day = (spec.schedule.deadline - as_of).days if spec.schedule.deadline else None
@@ -177,6 +176,27 @@ def owning(problem: Problem) -> Owning:
     return Owning(problem.spec.policy.after_run, float(rate), colo is not None)
 
 
+def spare_nodes_pct(problem: Problem) -> float:
+    """Hot spares, % of a multi-node plan's nodes: `policy.spare_nodes_pct`, else `reliability.spare_nodes_pct`."""
+    pct = problem.spec.policy.spare_nodes_pct
+    return float(pct if pct is not None else problem.assumptions.values.reliability.spare_nodes_pct)
+
+
+def problem_run_data(problem: Problem, shape: Shape | None = None) -> RunData:
+    """What the problem's run keeps and moves (`checkpoints.run_data`): its checkpoint (`memory.checkpoint_bytes`),
+    the kept checkpoints and the dataset."""
+    w, a = problem.spec.workload, problem.assumptions.values
+    shape = shape or model_shape(w.params, a.memory, w.layers, w.hidden, w.heads, w.vocab)
+    return run_data(checkpoint_bytes(w.params, w.method, w.optimizer, shape, a.memory, w.lora_rank), w.tokens,
+                    a.data)
+
+
+def kind_of(opt: Option, problem: Problem, shape: Shape | None = None) -> "Kind":
+    """What the cost formulas of the option's points read (`Kind`)."""
+    return Kind(opt.mode, opt.system, opt.accel, opt.porting, problem_run_data(problem, shape),
+                spare_nodes_pct(problem))
+
+
 def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: list[int], ckpt_bytes: float,
             estimates: EstimateCache, sampler: RunSampler, weight: float) -> list[Point]:
     """The points of one option, in grid order."""
@@ -188,14 +208,14 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
     npr = max(1, int(system.nodes_per_rack.value))
     fit = int(site.rack_power_kw // node_kw) if site is not None else 0
     quote_keys: dict[str, tuple[float, PriceKey]] = {
-        q.id: (q.price, price_key(q)) for q in opt.quotes}
+        q.id: (q.price, price_key(q, provider_class(q.mode, q.vendor, a.data))) for q in opt.quotes}
     keys = sorted({k for _, k in quote_keys.values()})
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k),
                   max(pr for pr, kk in quote_keys.values() if kk == k)) for k in keys}
     estimators: dict[float, PointEstimator] = {}
     cache = estimates.setdefault((system, accel, opt.preemptible), {})
     mfu_rules = any(not isinstance(r.then, str) and r.then.mfu_factor is not None for r in spec.rules)
-    kind = Kind(opt.mode, system, accel, opt.porting)
+    kind = kind_of(opt, problem, shape)
     ref = weakref.ref(opt)
     out: list[Point] = []
     for n in grid:
@@ -230,6 +250,10 @@ class Kind:
     system: System
     accel: Accelerator
     porting: Porting
+    run: RunData
+    """What the run keeps and moves (storage, transfers)."""
+    spare_pct: float
+    """Hot spares, % of a multi-node plan's nodes."""
 
 
 def _runs_of(sampler: RunSampler, t: TimeEstimate | None, accel: Accelerator,
@@ -240,19 +264,27 @@ def _runs_of(sampler: RunSampler, t: TimeEstimate | None, accel: Accelerator,
     return get
 
 
+def _fixed_at(opt: Kind, a: Assumptions, gpus: int, n: int, t: TimeEstimate, hours: float) -> Lines:
+    """The per-plan lines (`cost.fixed_lines`) of a point whose planned run is `t`, for a run of `hours`: its
+    interruption rate λ = interruptions ÷ wall hours (the expected count scales with the run's length); bought
+    hardware's storage and transfers at the owned rates (rented capacity's are per node of each quote)."""
+    rate = t.interruptions / t.wall_hours if t.wall_hours > 0 else 0.0
+    data = data_cost(opt.run, "owned", a.data) if opt.mode == "buy" else None
+    return fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=hours, porting_weeks=opt.porting.weeks,
+                       money=a.money, reliability=a.reliability, failures_per_hour=rate, data=data)
+
+
 def _fixed_of(opt: Kind, a: Assumptions, gpus: int, n: int, t: TimeEstimate | None,
               runs: Callable[[], Runs | None], weight: float) -> Callable[[], Lines]:
-    """Per-plan lines (porting, operations) as planned, plus `throughput` (their mean over the run scenarios less
-    the planned figure) and, with a CVaR weight λ, `tail` (λ × their mean over the longest runs less the mean)."""
+    """Per-plan lines (`_fixed_at`) as planned, plus `throughput` (their mean over the run scenarios less the planned
+    figure) and, with a CVaR weight λ, `tail` (λ × their mean over the longest runs less the mean)."""
     def make() -> Lines:
         r = runs()
         if t is None or r is None:
             return Lines()
-        lines = fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=t.wall_hours,
-                            porting_weeks=opt.porting.weeks, money=a.money)
+        lines = _fixed_at(opt, a, gpus, n, t, t.wall_hours)
         grid = r.span(wall_kinks(a.money, 0.0, 0.0))
-        at = [fixed_lines(mode=opt.mode, gpus=gpus, nodes=n, wall_hours=h, porting_weeks=opt.porting.weeks,
-                          money=a.money) for h in grid]
+        at = [_fixed_at(opt, a, gpus, n, t, h) for h in grid]
         mean = r.masses(grid)
         cost = np.array([x.total_cost for x in at])
         cash = np.array([x.total_cash for x in at])
@@ -296,15 +328,17 @@ def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
     kinks (`scenarios.wall_kinks`) and between them, so its mean is the interpolation masses of the runs
     (`Runs.masses`) times its values at the kinks. The premium is λ × (mean over the longest runs − mean); an
     estimated price adds the premium of its own spread on the price-driven cost (`price_tail_factor`)."""
-    commit_months, est, term_hours, after = key
+    commit_months, est, term_hours, after, cls = key
     held = (a.install_days[opt.accel.cls] + wait) * 24.0 if opt.mode == "buy" else 0.0  # type: ignore[index]
     grid = r.span(wall_kinks(a.money, commit_months, held, term_hours))
     if opt.mode == "buy":
         values = np.array([_template(opt, key, spec, a, n, _run_of(h), node_kw, own, wait, True) for h in grid])
-    else:   # rented: the hours past a tier's term at price 0, the per-dollar lines, at every grid hour at once
+    else:   # rented: the hours past a tier's term and the node's data at price 0, the per-dollar lines, at once
         values = np.column_stack(rented_per_dollar(mode=opt.mode, hours=np.array(grid), per_node=opt.system.per_node,
                                                    commit_months=commit_months, money=a.money, estimate=est,
-                                                   term_hours=term_hours, after_usd_per_gpu_hour=after))
+                                                   term_hours=term_hours, after_usd_per_gpu_hour=after,
+                                                   spares=spare_fraction(n, opt.spare_pct),
+                                                   data=data_cost(opt.run, cls, a.data).per_node(n)))
     m = r.masses(grid)
     mean = m @ values
     if weight <= 0:
@@ -312,8 +346,8 @@ def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
     tail = weight * ((r.tail_masses(grid) - m) @ values[:, :2])
     p1 = float(tail[1])
     if est:  # an estimated price: its own tail on the price-driven cost without the estimate premium
-        plain = np.array([_template(opt, (commit_months, False, term_hours, after), spec, a, n, _run_of(h), node_kw,
-                                    own, wait, True)[1] for h in grid]) if opt.mode == "buy" else values[:, 3]
+        plain = np.array([_template(opt, (commit_months, False, term_hours, after, cls), spec, a, n, _run_of(h),
+                                    node_kw, own, wait, True)[1] for h in grid]) if opt.mode == "buy" else values[:, 3]
         p1 += weight * price_tail_factor(a) * float(m @ plain)
     return (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3])), (float(tail[0]), p1)
 
@@ -323,38 +357,42 @@ def _run_of(hours: float) -> TimeEstimate:
     return TimeEstimate(0.0, 0.0, 0.0, hours, hours, 0.0, math.inf, 0.0)
 
 
-def _template(opt: Option | Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
+def _template(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, t: TimeEstimate,
               node_kw: float, own: Owning, wait: int, sums: bool) -> Any:
     """Per-node lines at price 0 and their change per dollar of price (see `PerNode`), for bought hardware that
-    waits `wait` days before the start; with `sums`, only the totals of both (`Sums`)."""
-    commit_months, est, term_hours, after = key
+    waits `wait` days before the start; with `sums`, only the totals of both (`Sums`). The hot spares
+    (`cost.spare_fraction`) with every node; a rented node's share of storage and transfers at its quote's
+    provider's rates (`checkpoints.data_cost`), at price 0."""
+    commit_months, est, term_hours, after, cls = key
+    spares = spare_fraction(n, opt.spare_pct)
     if opt.mode == "buy":
         site = spec.site
         assert site is not None
         terms = buy_node_terms(nodes=n, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
                                install_days=a.install_days[opt.accel.cls], wait_days=wait,  # type: ignore[index]
                                node_kw=node_kw, pue=site.pue, usd_per_kwh=site.electricity_usd_per_kwh,
-                               money=a.money, owning=own, consumer=opt.accel.cls == "consumer", estimate=est)
+                               money=a.money, owning=own, consumer=opt.accel.cls == "consumer", estimate=est,
+                               spares=spares)
         if sums:
             return _affine_sums(terms)
         return lines_at(terms, 0.0), Lines({name: k for name, k, _c0, _kk, _k0 in terms},
                                            {name: kk for name, _k, _c0, kk, _k0 in terms if name not in RISK_LINES})
+
+    data = data_cost(opt.run, cls, a.data).per_node(n)
 
     def at(price: float) -> Lines:
         into = Totals() if sums else None
         if opt.mode == "cloud":
             return cloud_node_lines(usd_per_gpu_hour=price, per_node=opt.system.per_node, ideal_hours=t.ideal_hours,
                                     wall_hours=t.wall_hours, commit_months=commit_months, money=a.money, estimate=est,
-                                    into=into, term_hours=term_hours, after_usd_per_gpu_hour=after)
+                                    into=into, term_hours=term_hours, after_usd_per_gpu_hour=after, spares=spares,
+                                    data=data)
         return managed_node_lines(usd_per_month=price, ideal_hours=t.ideal_hours, wall_hours=t.wall_hours,
-                                  commit_months=commit_months, money=a.money, estimate=est, into=into)
+                                  commit_months=commit_months, money=a.money, estimate=est, into=into, spares=spares,
+                                  data=data)
 
-    if after <= 0 or t.wall_hours <= term_hours:   # proportional to the price: nothing at price 0
-        l1 = at(1.0)
-        if sums:
-            return (0.0, l1.total_cost, 0.0, l1.total_cash)
-        return Lines(), l1
-    l0, one = at(0.0), at(1.0)   # past a tier's term: the hours after it at their own rate, whatever the price
+    # at price 0: the node's storage and transfers, and the hours past a tier's term at their own rate
+    l0, one = at(0.0), at(1.0)
     if sums:
         return (l0.total_cost, one.total_cost - l0.total_cost, l0.total_cash, one.total_cash - l0.total_cash)
     return l0, one.merged(l0.scaled(-1.0))
@@ -385,12 +423,15 @@ def node_cost_at(opt: Option, q: Quote, problem: Problem, n: int, wall_hours: fl
     as the model's templates, at a wall time the scenarios choose (`scenarios.py`)."""
     t = TimeEstimate(0.0, 0.0, 0.0, wall_hours, wall_hours, 0.0, math.inf, 0.0)
     a = problem.assumptions.values
-    c0, c1, _k0, _k1 = _template(opt, price_key(q, estimate=False), problem.spec, a, n, t,
+    key = price_key(q, provider_class(q.mode, q.vendor, a.data), estimate=False)
+    c0, c1, _k0, _k1 = _template(kind_of(opt, problem), key, problem.spec, a, n, t,
                                  float(opt.system.node_kw.value), owning(problem), wait_days, True)
     return c0, c1
 
 
 def plan_fixed_cost_at(opt: Option, problem: Problem, n: int, wall_hours: float) -> float:
-    """The per-plan lines (porting, operations) of a run of `wall_hours` at n nodes."""
-    return fixed_lines(mode=opt.mode, gpus=n * opt.system.per_node, nodes=n, wall_hours=wall_hours,
-                       porting_weeks=opt.porting.weeks, money=problem.assumptions.values.money).total_cost
+    """The per-plan lines (`_fixed_at`: porting, operations, orchestration, recovery; bought hardware's storage and
+    transfers) of a run of `wall_hours` at n nodes, the point's interruption rate at that length."""
+    t = next(pt.time for pt in opt.points if pt.n == n and pt.time is not None)
+    return _fixed_at(kind_of(opt, problem), problem.assumptions.values, n * opt.system.per_node, n, t,
+                     wall_hours).total_cost

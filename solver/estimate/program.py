@@ -377,7 +377,7 @@ def held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tup
     a = problem.assumptions.values
     money, own = a.money, owning(problem)
     price = q.price
-    hw = 1.0 + money.storage_capex_fraction + money.network_capex_fraction
+    hw = 1.0 + money.network_capex_fraction   # servers and network (no spares in a program's lots yet)
     node_kw = float(system.node_kw.value)
     capital_h = hw * price * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
     support_h = hw * price * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR

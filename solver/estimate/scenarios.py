@@ -50,12 +50,12 @@ def run_parts(t: TimeEstimate, restart_hours: float) -> tuple[float, float, floa
     """(c·ideal hours, μ: interruptions expected, r: hours lost to each) of a run at the median MFU: a run whose
     MFU is m times lower takes c·ideal·m hours between interruptions and expects μ·m of them.
 
-    The estimate's parts are recovered from it: λ = interruptions / wall, δ = λτ²/2 (τ = √(2δ/λ)),
-    c = 1 + δ/τ, ℓ = λ(R + τ/2), μ = λ·c·ideal / (1 − ℓ)."""
+    The estimate's parts are read from it: λ = interruptions / wall, τ and δ, c = 1 + δ/τ, r = τ/2 + δ + R
+    (`compute.lost_per_interruption`), ℓ = λ·r, μ = λ·c·ideal / (1 − ℓ)."""
     lam = t.interruptions / t.wall_hours
     tau = t.checkpoint_interval_hours if math.isfinite(t.checkpoint_interval_hours) else 0.0
-    checkpoint = 1.0 + (lam * tau / 2.0 if tau > 0 else 0.0)
-    per_interruption = restart_hours + tau / 2.0
+    checkpoint = 1.0 + (t.checkpoint_write_hours / tau if tau > 0 else 0.0)
+    per_interruption = t.lost_per_interruption(restart_hours)
     lost = lam * per_interruption
     return t.ideal_hours * checkpoint, lam * t.ideal_hours * checkpoint / (1.0 - lost), per_interruption
 
@@ -129,7 +129,7 @@ def count_spread_matters(t: TimeEstimate, restart_hours: float, variance: float)
     """Whether the interruption count's own (Poisson) spread must be drawn in a point's runs.
 
     A run of W hours at the platform's multipliers has the variance W²·Var(m) from its MFU; the count adds
-    μ·r² (μ interruptions expected, r = R + τ/2 hours lost each), widening the run's standard deviation by the
+    μ·r² (μ interruptions expected, r = τ/2 + δ + R hours lost each), widening the run's standard deviation by the
     factor √(1 + ρ) ≈ 1 + ρ/2, ρ = μr² / (W²·Var(m)). The count is drawn when ρ > `COUNT_SPREAD_SHARE` (the spread
     more than 5% wider): the MFU spread itself is fitted on a few dozen published runs, so its own width is known
     to no better than ±10–15% (the standard error of a standard deviation from n runs is 1/√(2(n − 1))), and a
@@ -138,8 +138,7 @@ def count_spread_matters(t: TimeEstimate, restart_hours: float, variance: float)
     point. On the bundled examples every run of more than a few days stays below it."""
     if t.interruptions <= 0 or t.wall_hours <= 0:
         return False
-    tau = t.checkpoint_interval_hours if math.isfinite(t.checkpoint_interval_hours) else 0.0
-    added = t.interruptions * (restart_hours + tau / 2.0) ** 2
+    added = t.interruptions * t.lost_per_interruption(restart_hours) ** 2
     spread = t.wall_hours ** 2 * variance
     return added > COUNT_SPREAD_SHARE * spread
 

@@ -6,7 +6,7 @@ Sources of uncertainty (each a leaf of `assumptions.uncertainty` or a figure of 
   per software stack and one per hardware class (immature stacks and consumer cards miss by more). Calibrated on
   published training runs (catalogs/calibration.yaml).
 - interruptions: Poisson, at the rates of `reliability` (the Llama 3 rate per GPU-hour, spot reclaims per node-hour);
-  each one loses the restart time plus half a checkpoint interval (`compute.wall_time`).
+  each one loses half a checkpoint interval, a checkpoint's write time and the restart (`compute.wall_time`).
 - lead time of each quote: lognormal through its p50 and p90, capped at `lead_time_cap_quantile` (`cost.py`).
 - porting: lognormal around `porting.delay_days` with σ `porting_delay_sigma`.
 - the price of a quote of kind `estimate`: lognormal with σ `estimate_price_sigma` and a mean

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Generic, TypeVar
 
-from ..inputs.assumptions import Porting
+from ..inputs.assumptions import Porting, ProviderClass
 from ..inputs.catalog import Accelerator, Quote, System
 from .compute import TimeEstimate
 from .cost import Lines
@@ -25,15 +25,16 @@ from .memory import MemoryEstimate, Shape
 T = TypeVar("T")
 
 
-PriceKey = tuple[float, bool, float, float]
+PriceKey = tuple[float, bool, float, float, ProviderClass]
 """What a quote's per-node lines depend on besides its price: (commit_months, is an estimate, hours of its term,
-rate past the term) — `price_key`."""
+rate past the term, provider class: whose storage and transfer rates it pays) — `price_key`."""
 
 
-def price_key(q: Quote, estimate: bool | None = None) -> PriceKey:
-    """The quote's price key (`estimate`: whether to count it as an estimate, default its kind)."""
+def price_key(q: Quote, provider: ProviderClass, estimate: bool | None = None) -> PriceKey:
+    """The quote's price key (`provider`: its class, `checkpoints.provider_class`; `estimate`: whether to count it
+    as an estimate, default its kind)."""
     est = q.kind == "estimate" if estimate is None else estimate
-    return (q.commit_months, est, q.term_hours, q.after_term_rate)
+    return (q.commit_months, est, q.term_hours, q.after_term_rate, provider)
 
 
 Sums = tuple[float, float, float, float]

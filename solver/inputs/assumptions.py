@@ -50,6 +50,8 @@ class MemoryA(Strict):
     max_tensor_parallel: int = Field(ge=1)
     states_bytes_per_param: dict[Literal["adamw", "adamw_8bit", "sgd_momentum"],
                                  Annotated[float, Field(ge=0, le=1000)]]
+    gradient_bytes_per_param: float = Field(ge=0, le=1000)
+    """Bytes of the gradients in the model states: what a checkpoint does not keep (`memory.checkpoint_bytes`)."""
     lora_base_bytes_per_param: float = Field(gt=0)
     qlora_base_bytes_per_param: float = Field(gt=0)
     adapter_state_bytes_per_param: float = Field(gt=0)
@@ -81,10 +83,13 @@ class ReliabilityA(Strict):
     interruptions_per_gpu_hour: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"],
                                      Annotated[float, Field(ge=0)]]
     restart_hours: float = Field(ge=0)
-    checkpoint_bytes_per_param: float = Field(gt=0)
     checkpoint_write_gbps_per_node: float = Field(gt=0)
     max_lost_fraction: float = Field(gt=0, lt=1)
     spot_interruptions_per_node_hour: float = Field(ge=0, le=10)
+    hardware_failure_share: float = Field(ge=0, le=1)
+    node_replacement_hours: dict[Literal["buy", "cloud", "managed"], Annotated[float, Field(ge=0, le=10_000)]]
+    spare_nodes_pct: float = Field(ge=0, le=100)
+    """Hot spare nodes kept beside a multi-node job, % of its nodes (`policy.spare_nodes_pct` overrides it)."""
 
 
 class MoneyA(Strict):
@@ -93,12 +98,14 @@ class MoneyA(Strict):
     depreciation_years: float = Field(gt=0)
     residual_fraction: float = Field(ge=0, lt=1)
     network_capex_fraction: float = Field(ge=0)
-    storage_capex_fraction: float = Field(ge=0)
     consumer_risk_pct: float = Field(ge=0)
     estimate_price_risk_pct: float = Field(ge=0)
     delay_cost_usd_per_day: float = Field(ge=0)
     ops_min_days: float = Field(ge=0)
     cloud_min_billed_hours: float = Field(ge=0)
+    engineer_hours_per_month: float = Field(gt=0, le=744)
+    engineer_hours_per_failure: float = Field(ge=0, le=10_000)
+    orchestration_usd_per_node_month: float = Field(ge=0, le=1_000_000)
     facility_usd_per_kw_month: float = Field(ge=0, le=100_000)
     cost_of_capital_pct_per_year: float = Field(ge=0, le=100)
     support_pct_per_year: float = Field(ge=0, le=100)
@@ -114,6 +121,23 @@ class MoneyA(Strict):
         if any(b[1] > a[1] for a, b in zip(curve, curve[1:], strict=False)):
             raise ValueError("resale_value_by_age_years must not rise with age")
         return self
+
+
+ProviderClass = Literal["hyperscaler", "gpu_cloud", "owned"]
+"""Whose storage and transfer rates a plan pays: a hyperscaler's, a GPU cloud's (every other rented vendor), or your
+own (bought hardware); `data.provider_class` maps vendors to the first two."""
+
+
+class DataA(Strict):
+    """What a run stores and moves, and at which rates (`estimate/checkpoints.py`)."""
+
+    checkpoints_kept: float = Field(ge=0, le=10_000)
+    dataset_bytes_per_token: float = Field(ge=0, le=1000)
+    provider_class: dict[str, Literal["hyperscaler", "gpu_cloud"]] = Field(max_length=1000)
+    storage_usd_per_tb_month: dict[ProviderClass, Annotated[float, Field(ge=0, le=1_000_000)]]
+    egress_usd_per_gb: dict[ProviderClass, Annotated[float, Field(ge=0, le=1000)]]
+    ingress_usd_per_gb: dict[ProviderClass, Annotated[float, Field(ge=0, le=1000)]]
+    dataset_source_egress_usd_per_gb: float = Field(ge=0, le=1000)
 
 
 Sigma = Annotated[float, Field(ge=0, le=3)]
@@ -228,6 +252,7 @@ class Assumptions(Strict):
                        Annotated[float, Field(ge=0, le=3650)]]
     porting: dict[Literal["cuda", "rocm", "xla", "cerebras", "synapse"], dict[Framework, Porting]]
     money: MoneyA
+    data: DataA
     node_grid: NodeGrid
     uncertainty: UncertaintyA
     program: ProgramA

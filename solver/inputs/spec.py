@@ -139,6 +139,9 @@ class Policy(Strict):
     """How many interconnect fabrics (provider clusters; your own site is one) one job's nodes may come from."""
     allow_preemptible: bool = False
     """Spot capacity for multi-node pretraining: refused unless allowed (a reclaimed node stalls the whole job)."""
+    spare_nodes_pct: float | None = Field(default=None, ge=0, le=100)
+    """Hot spare nodes kept beside a multi-node job, % of its nodes, charged as its own nodes (`spares` line);
+    None: `risk.reliability.spare_nodes_pct`; 0: none."""
     deadline_confidence: float | None = Field(default=None, ge=0.5, le=0.999)
     """The deadline as a chance constraint: the plan must finish by it in at least this share of the risk
     scenarios (`estimate/chance.py`). None: the deadline binds the plan's expected schedule only."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..estimate.delivery import install_days, order_by_day, ready_offset, wait_days
-from ..estimate.options import Option, Point
+from ..estimate.options import Option, Point, spare_nodes_pct
 from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from .money import units
@@ -147,7 +147,8 @@ def timing_ceiling(problem: Problem, options: Iterable[Option], unit: int) -> in
     site = problem.spec.site
     colo = site.colocation_usd_per_kw_month if site is not None else None
     facility = colo if colo is not None else m.facility_usd_per_kw_month
-    extra = 1.0 + m.storage_capex_fraction + m.network_capex_fraction
+    extra = 1.0 + m.network_capex_fraction
+    spares = 1.0 + spare_nodes_pct(problem) / 100.0   # the hot spares wait with the nodes
     rate = (m.cost_of_capital_pct_per_year + m.support_pct_per_year) / 100.0 / 365.0
     wait = 0
     for o in opts:
@@ -159,7 +160,7 @@ def timing_ceiling(problem: Problem, options: Iterable[Option], unit: int) -> in
         for q in o.quotes:
             w = wait_days(q, top, ready_offset(q, o.accel.cls, a), order_by_day(q, problem.as_of))
             if w > 0:
-                per_node = q.price * extra * (1.0 + rate * w) + kw * facility * w * 24.0 / 730.0
+                per_node = (q.price * extra * (1.0 + rate * w) + kw * facility * w * 24.0 / 730.0) * spares
                 total += units(n * per_node, unit) + n
         wait = max(wait, total)
     return wait

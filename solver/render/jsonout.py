@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import date, timedelta
 from typing import Any
 
+from ..estimate.checkpoints import CheckpointFigures
 from ..estimate.options import Universe
 from ..estimate.scenarios import RiskStats
 from ..inputs.problem import Problem
@@ -36,10 +38,23 @@ def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None)
         "expected_interruptions": _r(p.interruptions, 1),
         "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
         "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
+        **({"checkpoint": checkpoint_dict(p.checkpoint)} if p.checkpoint is not None else {}),
         "rules_applied": list(p.rules_applied), "warnings": list(p.warnings),
         **({"after_run": p.after_run} if p.mode == "buy" else {}),
         **({"risk": risk_dict(risk, as_of)} if risk is not None and as_of is not None else {}),
     }
+
+
+def checkpoint_dict(c: CheckpointFigures) -> dict[str, Any]:
+    """A plan's checkpointing (estimate/checkpoints.py): null where no interruption is expected (no interval)."""
+    def finite(x: float, nd: int) -> float | None:
+        return _r(x, nd) if math.isfinite(x) else None
+
+    return {"interval_minutes": finite(c.interval_hours * 60.0, 2), "write_minutes": _r(c.write_hours * 60.0, 3),
+            "mtbf_hours": finite(c.mtbf_hours, 2), "size_tb": _r(c.size_tb, 4),
+            "successful_checkpoints": _r(c.successful, 1),
+            "cost_per_successful_checkpoint_usd": None if c.cost_per_successful_usd is None
+            else _r(c.cost_per_successful_usd, 0)}
 
 
 def risk_dict(r: RiskStats, as_of: date) -> dict[str, Any]:

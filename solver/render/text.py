@@ -8,20 +8,26 @@ text cleaned of control characters (`safe.clean`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any
 
 from tabulate import tabulate
 
+from ..estimate.checkpoints import CheckpointFigures
 from ..estimate.cost import RISK_LINES
 from ..inputs.units import si, usd
 from ..solve.plan import ExcludedOption, Plan, Result
 from .safe import clean
 
-LINE_LABEL = {"compute": "compute", "network_storage": "network + storage", "resale_credit": "resale after the run",
+LINE_LABEL = {"compute": "compute", "network_storage": "network", "spares": "hot spares",
+              "resale_credit": "resale after the run",
               "capital": "cost of capital", "support": "support contracts", "facility": "facility (hall)",
-              "energy": "energy", "porting": "engineering: porting", "operations": "engineering: operations",
+              "energy": "energy", "storage": "storage (checkpoints, data)", "data_transfer": "data transfer",
+              "orchestration": "orchestration + observability",
+              "porting": "engineering: porting", "operations": "engineering: operations",
+              "recovery": "engineering: failure recovery",
               "failure_rework": "risk: failure rework", "throughput": "risk: run length (expected)",
               "lateness": "risk: lateness (expected)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
@@ -110,6 +116,8 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
                  f"(recompute {p.recompute}, tensor parallel {p.tensor_parallel})")
     lines.append(f"  throughput    MFU {p.utilisation:.1%} x scale-out {p.efficiency:.1%}; {p.flops:.3g} FLOPs; "
                  f"{si(p.gpu_hours)} GPU-hours incl. ~{p.interruptions:.0f} expected interruptions")
+    if p.checkpoint is not None:
+        lines.append(f"  checkpoint    {checkpoint_text(p.checkpoint)}")
     site = f"{p.power_kw:,.0f} kW IT" + (f" in {plural(p.racks, 'rack')}" if p.racks is not None else
                                         " (not on your site)")
     lines.append(f"  power         {site}")
@@ -125,7 +133,7 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     rows = []
     for name, v in p.lines.cost.items():
         cash = p.lines.cash.get(name)
-        if abs(v) < 0.5 and not cash:
+        if abs(v) < 0.5 and abs(cash or 0.0) < 0.5:
             continue
         rows.append([LINE_LABEL.get(name, name), usd(v), usd(cash) if cash is not None and name not in RISK_LINES
                      else "-"])
@@ -135,6 +143,18 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     if p.rules_applied:
         lines.append(f"  rules applied {', '.join(p.rules_applied)}")
     return clean("\n".join(lines))
+
+
+def checkpoint_text(c: CheckpointFigures) -> str:
+    """One line: size, Young/Daly interval, write time, the cluster's MTBF, the cost per successful checkpoint."""
+    secs = c.write_hours * 3600.0
+    write = f"{secs:.0f} s" if secs < 90 else f"{secs / 60:.1f} min"
+    size = f"{c.size_tb:.2f} TB" if c.size_tb >= 0.1 else f"{c.size_tb * 1000:.1f} GB"
+    if not math.isfinite(c.interval_hours) or c.cost_per_successful_usd is None:
+        return f"{size}, written in {write}; no interruptions expected"
+    return (f"{size} every {c.interval_hours * 60:.0f} min (written in {write}; "
+            f"Young/Daly at a cluster MTBF of {c.mtbf_hours:.0f} h); {c.successful:,.0f} successful checkpoints, "
+            f"{usd(c.cost_per_successful_usd)} each")
 
 
 def _pct(p: float | None) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import PlanCheckError
 from ..estimate.compute import TimeEstimate, estimate_time, training_flops, utilisation
-from ..estimate.memory import adapter_params, memory_per_gpu
+from ..estimate.memory import Shape, memory_per_gpu, model_shape
 from ..estimate.options import Universe
 from ..estimate.scenarios import COUNT_SPREAD_SHARE
 from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
@@ -27,6 +27,7 @@ from ..inputs.catalog import PRICE_FIELDS, Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, names_quote, option_attrs, \
     policy_breaches
+from .check_lines import checkpoint_size, checkpoint_violations, data_lines, failure_rate, run_lines, spare_share
 from .plan import Plan
 
 HOURS_PER_YEAR = 8760.0
@@ -68,13 +69,15 @@ def _buy(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, 
          accel: Accelerator, system: System) -> None:
     """k nodes bought from quote q and held from delivery: install, `wait` days, the run. Their value lost by the
     end (resold at the curve's value for that age, depreciated straight-line for reuse, written off when idle),
-    capital, support and hall for the time held, energy for the run; risk premiums on top."""
+    capital, support and hall for the time held, energy for the run; the hot spares bought and held alike for the
+    run as expected; risk premiums on top."""
     a, spec = problem.assumptions.values, problem.spec
     m = a.money
     site = spec.site
     assert site is not None
     capex = q.price * k
-    extra = m.storage_capex_fraction + (m.network_capex_fraction if nodes > 1 else 0.0)
+    extra = m.network_capex_fraction if nodes > 1 else 0.0
+    s = spare_share(problem, nodes)
     cluster = capex * (1 + extra)
     before = (a.install_days[accel.cls] + wait) * 24.0  # type: ignore[index]
     after = spec.policy.after_run
@@ -107,16 +110,21 @@ def _buy(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, 
     kw_at_meter = float(system.node_kw.value) * k * site.pue
     led.charge("energy", kw_at_meter * ideal * site.electricity_usd_per_kwh)
     led.charge("failure_rework", kw_at_meter * (wall - ideal) * site.electricity_usd_per_kwh)
+    years = (before + wall) / HOURS_PER_YEAR
+    if s > 0:
+        led.charge("spares", s * (cluster * lost(wall) + (capital + support + hall) * years),
+                   cash=s * (cluster + support * years + (hall * years if colo is not None else 0.0)))
     if accel.cls == "consumer":
-        led.charge("consumer_risk", capex * lost(wall) * m.consumer_risk_pct / 100.0)
+        led.charge("consumer_risk", (1.0 + s) * capex * lost(wall) * m.consumer_risk_pct / 100.0)
     if q.kind == "estimate":
-        driven = cluster * lost(wall) + (capital + support) * (before + wall) / HOURS_PER_YEAR
+        driven = (1.0 + s) * (cluster * lost(wall) + (capital + support) * years)
         led.charge("estimate_price", driven * m.estimate_price_risk_pct / 100.0)
 
 
-def _rented(led: _Ledger, q: Quote, k: int, ideal: float, wall: float, problem: Problem, system: System) -> None:
-    """k nodes rented (per GPU-hour) or contracted (per node-month) from quote q, billed at least for the
-    commitment (and for the cloud's minimum billed hours)."""
+def _rented(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, problem: Problem,
+            system: System) -> None:
+    """k of a plan's `nodes` nodes rented (per GPU-hour) or contracted (per node-month) from quote q, billed at least
+    for the commitment (and for the cloud's minimum billed hours)."""
     m = problem.assumptions.values.money
     month = HOURS_PER_YEAR / 12.0
     own_wall = 0.0   # the part of the wall billing at the quote's own price (what an estimate is unsure of)
@@ -135,8 +143,11 @@ def _rented(led: _Ledger, q: Quote, k: int, ideal: float, wall: float, problem: 
         billed_wall = own_wall = q.price * k * max(wall / month, q.commit_months)
     led.charge("compute", billed_ideal)
     led.charge("failure_rework", billed_wall - billed_ideal)
+    s = spare_share(problem, nodes)   # hot spares, billed as the plan's own nodes for the run as expected
+    if s > 0:
+        led.charge("spares", s * billed_wall)
     if q.kind == "estimate":
-        led.charge("estimate_price", own_wall * m.estimate_price_risk_pct / 100.0)
+        led.charge("estimate_price", (1.0 + s) * own_wall * m.estimate_price_risk_pct / 100.0)
 
 
 def _schedule(problem: Problem, plan: Plan, accel: Accelerator, system: System, days: int) -> tuple[int, int]:
@@ -167,9 +178,9 @@ def _wait(problem: Problem, q: Quote, accel: Accelerator, start: int) -> int:
 
 
 def _ledger(problem: Problem, plan: Plan, accel: Accelerator, system: System, ideal: float, wall: float,
-            waits: dict[str, int]) -> _Ledger:
+            waits: dict[str, int], shape: Shape) -> _Ledger:
     """Every line of the plan for a run of `ideal` hours without failures and `wall` with them, its bought
-    hardware waiting the given days."""
+    hardware waiting the given days (the checkpoint lines: `check_lines.py`)."""
     a, spec = problem.assumptions.values, problem.spec
     m = a.money
     led = _Ledger()
@@ -178,7 +189,9 @@ def _ledger(problem: Problem, plan: Plan, accel: Accelerator, system: System, id
         if plan.mode == "buy":
             _buy(led, q, pq.nodes, plan.nodes, ideal, wall, waits.get(q.id, 0), problem, accel, system)
         else:
-            _rented(led, q, pq.nodes, ideal, wall, problem, system)
+            _rented(led, q, pq.nodes, plan.nodes, ideal, wall, problem, system)
+    data_lines(led, problem, plan, shape, wall)
+    run_lines(led, problem, plan, failure_rate(problem, plan, accel), wall)
     porting = a.porting[accel.software][spec.workload.framework]  # type: ignore[index]
     fte = m.ops_fte[plan.mode]  # type: ignore[index]
     engineers = (fte.base if plan.nodes > 1 else 0.0) + fte.per_1000_gpus * plan.gpus / 1000.0
@@ -236,7 +249,7 @@ def _counted_walls(t: TimeEstimate, restart_hours: float, factor: np.ndarray, dr
         return None
     lam = t.interruptions / t.wall_hours
     tau = t.checkpoint_interval_hours if math.isfinite(t.checkpoint_interval_hours) else 0.0
-    lost_each = restart_hours + tau / 2.0
+    lost_each = tau / 2.0 + t.checkpoint_write_hours + restart_hours   # half an interval, the read-back, restart
     if t.interruptions * lost_each ** 2 <= COUNT_SPREAD_SHARE * t.wall_hours ** 2 * float(np.var(1.0 / factor)):
         return None
     work = t.ideal_hours * (1.0 + lam * tau / 2.0) / factor
@@ -343,12 +356,14 @@ def expected_lines(problem: Problem, plan: Plan, t: TimeEstimate, accel: Acceler
     waits = {pq.id: _wait(problem, problem.catalog.quotes[pq.id], accel, start) for pq in plan.quotes}
     runs = _Runs(problem, plan, t, accel)
     weight = _cvar_weight(problem)
-    led = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, waits)
+    w_ = spec.workload
+    shape = model_shape(w_.params, problem.assumptions.values.memory, w_.layers, w_.hidden, w_.heads, w_.vocab)
+    led = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, waits, shape)
     before = 0.0
     for w in (waits, {}):
-        planned = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, w)
-        cost, cost_tail = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w).cost.values()))
-        cash, _ = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w).cash.values()))
+        planned = _ledger(problem, plan, accel, system, t.ideal_hours, t.wall_hours, w, shape)
+        cost, cost_tail = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w, shape).cost.values()))
+        cash, _ = runs.mean(lambda h: sum(_ledger(problem, plan, accel, system, h, h, w, shape).cash.values()))
         throughput = cost - sum(planned.cost.values())
         tail = weight * (cost_tail - cost + _price_tail(problem, plan, accel, system, runs, w))
         if w is waits:
@@ -393,7 +408,7 @@ def _price_tail(problem: Problem, plan: Plan, accel: Accelerator, system: System
                 if plan.mode == "buy":
                     _buy(led, quote, k, plan.nodes, h, h, waits.get(q.id, 0), problem, accel, system)
                 else:
-                    _rented(led, quote, k, h, h, problem, system)
+                    _rented(led, quote, k, plan.nodes, h, h, problem, system)
                 total += sign * sum(v for n, v in led.cost.items() if n != "estimate_price")
             return total
         out += factor * runs.mean(driven)[0]
@@ -430,10 +445,9 @@ def _time(problem: Problem, universe: Universe, plan: Plan, accel: Accelerator, 
                        measured=(w.measured_mfu or {}).get(accel.id)).value
     shape = universe.shape
     flops = training_flops(w.params, w.tokens, w.method, plan.recompute, shape.layers, shape.hidden, w.seq_len)
-    ckpt = adapter_params(shape, w.lora_rank or a.memory.lora_rank) if w.method in ("lora", "qlora") else w.params
     t = estimate_time(a=a, flops=flops, gpus=plan.gpus, nodes=plan.nodes, per_node=system.per_node,
                       network=system.network, peak_tflops=accel.peak_tflops(w.precision), util=util,
-                      accel_class=accel.cls, checkpoint_bytes=a.reliability.checkpoint_bytes_per_param * ckpt,
+                      accel_class=accel.cls, checkpoint_bytes=checkpoint_size(problem, shape),
                       preemptible=any(problem.catalog.quotes[pq.id].contract == "spot" for pq in plan.quotes))
     if t is None:
         raise PlanCheckError(f"plan check: {plan.option} x{plan.nodes} is unworkable (failures eat the run)")
@@ -607,6 +621,8 @@ def violations(problem: Problem, universe: Universe, plan: Plan, *, model_units:
         lambda: _site(problem, plan, system),
         lambda: _policy_and_rules(problem, plan, t, accel, system, exact_cost),
         lambda: _deadline_confidence(problem, plan, t, accel),
+        lambda: checkpoint_violations(problem, plan, universe.shape, t.ideal_hours,
+                                      failure_rate(problem, plan, accel)),
     ]
     return [v for check in checks for v in check()] + money
 

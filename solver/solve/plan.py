@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..estimate.checkpoints import CheckpointFigures, checkpoint_figures
 from ..estimate.cost import HOURS_PER_MONTH, LINE_ORDER, Lines
 from ..estimate.delivery import order_by_day, order_day, ready_offset, wait_days
 from ..estimate.options import Point, Universe
@@ -96,6 +97,9 @@ class Plan:
     late_units: int | None = None
     """What the model charged for lateness on an option of several quotes (money units; None for one quote, whose
     charge is exact by construction): the pipeline compares it with the plan's joint figure (`late_cuts`)."""
+    checkpoint: CheckpointFigures | None = None
+    """Its checkpointing (Young/Daly interval, write time, MTBF, size) and its total cost per successful
+    checkpoint ([seed-001]'s budgeting unit; `checkpoints.checkpoint_figures`)."""
 
     @property
     def total_cost(self) -> float:
@@ -205,7 +209,8 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int, outl
         flops=t.flops, gpu_hours=t.wall_hours * pt.gpus, interruptions=t.interruptions, lines=lines,
         model_cost_units=d.cost_units, unit=unit, rules_applied=tuple(names),
         warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, t.wall_hours)),
-        after_run=problem.spec.policy.after_run, offer=o.offer, late_units=d.late_units)
+        after_run=problem.spec.policy.after_run, offer=o.offer, late_units=d.late_units,
+        checkpoint=checkpoint_figures(t, lines.total_cost))
 
 
 def _plan_quote(problem: Problem, pt: Point, q: Quote, nodes: int, planned: int, delay: int,

@@ -45,7 +45,7 @@ def lot_money(pp: ProgramProblem, p: Purchase) -> tuple[float, float]:
     money = problem.assumptions.values.money
     after = problem.spec.policy.after_run
     price = float(q.price_usd or 0.0) * p.quote.lot_nodes
-    hw = price * (1.0 + money.storage_capex_fraction + money.network_capex_fraction)
+    hw = price * (1.0 + money.network_capex_fraction)
     years = p.held_days / 365.0
     if after == "resell":
         loss = 1.0 - _resale(years, money.resale_value_by_age_years)
