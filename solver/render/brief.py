@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from tabulate import tabulate
 
 from ..inputs.units import usd
-from ..solve.plan import Plan, Result
+from ..solve.plan import Plan, PlanQuote, Result
 from .safe import clean
 from .text import (AFTER_RUN_TEXT, LINE_LABEL, OFFER_NAME, decision_lines, plural, quote_notices, render_explanation, status_line,
                    unpriced_lines)
@@ -40,10 +40,14 @@ def offer_name(p: Plan) -> str:
 
 def unit_price(p: Plan) -> str:
     """The price of the plan's main quote (most nodes) with its unit: $/GPU-h, $/node, $/node-mo(nth)."""
-    q = max(p.quotes, key=lambda q: (q.nodes, q.id))
+    return quote_price(max(p.quotes, key=lambda q: (q.nodes, q.id)), month="mo")
+
+
+def quote_price(q: PlanQuote, month: str = "month") -> str:
+    """A quote's price with its unit: $/GPU-h (cloud), $/node (bought), $/node-month (managed)."""
     if q.mode == "cloud":
         return f"${q.price:,.2f}/GPU-h"
-    return f"{usd(q.price)}/node-mo" if q.mode == "managed" else f"{usd(q.price)}/node"
+    return f"{usd(q.price)}/node-{month}" if q.mode == "managed" else f"{usd(q.price)}/node"
 
 
 def wrap(text: str, w: int, first: str = "", rest: str = "  ") -> list[str]:
@@ -68,8 +72,7 @@ def chosen_block(r: Result, deadline: date | None, budget: float | None, applies
         out += _wrap("decision" if line.lstrip().startswith("decision") else "",
                      line.strip().removeprefix("decision").strip(), w)
     for q in p.quotes:
-        money = f"${q.price:,.2f}/GPU-h" if q.mode == "cloud" else (
-            f"{usd(q.price)}/node-month" if q.mode == "managed" else f"{usd(q.price)}/node")
+        money = quote_price(q)
         when = f"delivered {q.delivered}, ready {q.ready}" if q.mode == "buy" else f"ready {q.ready}"
         out += _wrap("quote" if q is p.quotes[0] else "", f"{q.id} ×{q.nodes}: {q.vendor}, {money} ({q.kind}), "
                      f"{when}", w)

@@ -335,7 +335,7 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
             if out.plan is None or chance_cuts(ctx, out.plan):
                 return out
             late = late_cuts(ctx, out.plan)
-            if not late or _within(ctx, out, late, settle) or not all([add_late_cut(b, c) for c in late]):
+            if not late or _within(out, late, settle) or not all([add_late_cut(b, c) for c in late]):
                 return out
             ctx.late_cuts.setdefault(pair, []).extend(late)
             log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s (cut in the model)",
@@ -385,7 +385,7 @@ def _shortfall(out: PairOutcome, late: list[LateCut]) -> int:
     return late[0].units - out.plan.late_units
 
 
-def _within(ctx: Context, out: PairOutcome, late: list[LateCut], settle: float) -> bool:
+def _within(out: PairOutcome, late: list[LateCut], settle: float) -> bool:
     """Whether a model optimum charged `late` too little may end its pair's search: the shortfall is at most
     `settle` of the plan's cost (as the model counts it, in money units)."""
     if settle <= 0 or not late or out.status != OPTIMAL or out.plan is None or out.plan.late_units is None:
@@ -397,13 +397,12 @@ def _settle(ctx: Context, out: PairOutcome, late: list[LateCut], settle: float) 
     """The settled outcome of a model optimum within `settle` (`_within`), else None: the plan with its lateness
     charged in full (its model cost raised by the shortfall, as the cut on its quotes would charge it), its exact
     objective, and the model's optimum as the pair's bound (the model never charges a plan more than it costs)."""
-    if not _within(ctx, out, late, settle):
+    if not _within(out, late, settle):
         return None
     assert out.plan is not None and out.objective is not None
     short = _shortfall(out, late)
     plan = replace(out.plan, model_cost_units=out.plan.model_cost_units + short, late_units=late[0].units)
-    extra = objective(short, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit) \
-        - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
+    extra = short * _per_cost_unit(ctx)
     return PairOutcome(SETTLED, plan, out.objective + int(extra), out.objective)
 
 
@@ -496,9 +495,13 @@ def _settled_gap(ctx: Context, out: PairOutcome | None) -> float:
     """At most how many dollars less the best plan of a settled pair costs than the plan shown (0: it is the best)."""
     if out is None or out.plan is None or out.plan.late_units is None or out.objective is None or out.bound is None:
         return 0.0
-    per_unit = objective(1, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit) \
-        - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
-    return (out.objective - out.bound) / per_unit * ctx.unit
+    return (out.objective - out.bound) / _per_cost_unit(ctx) * ctx.unit
+
+
+def _per_cost_unit(ctx: Context) -> int:
+    """What one money unit of cost adds to the objective (the objective is linear in the cost)."""
+    return int(objective(1, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
+               - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit))
 
 
 def rank(objective: int, plan: Plan, pair: str) -> tuple[int, float, str]:
