@@ -1,5 +1,5 @@
 """A pair that can rank neither first nor second is searched only to within `SolveSettings.settle` of its optimum
-(`pipeline.SETTLE_GAP`); everything else is searched exactly. Checked against the exact search of every pair
+(`settle.SETTLE_GAP`); everything else is searched exactly. Checked against the exact search of every pair
 (`settle=0`, itself checked against brute force in test_bounds.py and test_late_cuts.py) on marketplaces of small
 bought lots, where a plan of several lots is later together than any of them alone and the model's lateness cuts
 decide it: the winner and the runner-up are the same plans, byte for byte; every settled alternative's shown cost
@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from solver.inputs.problem import load_problem
+from solver.solve import settle
 from solver.solve.pipeline import SolveSettings, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,8 +54,17 @@ def _problem(tmp: Path, seed: int, nodes: int):
 CASES = [(1, 18), (2, 18), (3, 12), (4, 18), (5, 12), (6, 18)]
 
 
-def test_settling_changes_nothing_that_matters(tmp_path: Path) -> None:
+def test_settling_changes_nothing_that_matters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settled = differ = 0
+    earlier: list[object] = []
+    offer = settle.Incumbent.offer
+
+    def counted(self: settle.Incumbent, *args: object) -> object:
+        got = offer(self, *args)  # type: ignore[arg-type]
+        if got is not None:
+            earlier.append(got)
+        return got
+    monkeypatch.setattr(settle.Incumbent, "offer", counted)
     for seed, nodes in CASES:
         folder = tmp_path / str(seed)
         folder.mkdir()
@@ -87,4 +97,5 @@ def test_settling_changes_nothing_that_matters(tmp_path: Path) -> None:
             # ... and it could not have ranked first or second
             assert a.plan.total_cost - a.settled_usd > exact.alternatives[0].plan.total_cost - got.unit
     assert settled >= 3, "the cases must exercise the settled path"
+    assert earlier, "and settling on a plan an earlier cut's search found (`settle.Incumbent`)"
     print(f"settled {settled}, of which {differ} show another plan than the pair's optimum")

@@ -144,7 +144,8 @@ class WhyNot:
             problem = problem.with_quote(qid, {PRICE_FIELDS[problem.catalog.quotes[qid].mode]: price},
                                          origin="break-even search")
         ctx = prepare(problem, self.settings, estimates=self.estimates, only_pairs=t.pairs, unit=self.ctx.unit,
-                      engine=self.ctx.engine, horizon_floor=self.ctx.universe.horizon)
+                      engine=self.ctx.engine, horizon_floor=self.ctx.universe.horizon,
+                      only_quotes=fabric_mates(problem, t))
         hi = ctx.cost_hi()
         forced = forcing([o for o in ctx.universe.options if o.id in t.ids], t.quote)
         protect = frozenset({t.quote}) if t.quote else frozenset()
@@ -227,6 +228,21 @@ class WhyNot:
         lo, _hi = bisect_price(floor, q.price, step, wins)
         return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": PRICE_UNITS[q.mode],
                 "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
+
+
+def fabric_mates(problem: Problem, t: Target) -> frozenset[str] | None:
+    """The quotes a plan forced to use the target quote can use at all, or None for every quote: one job runs on
+    at most `policy.max_fabrics` fabrics, so with one fabric a plan that uses quote q uses only quotes on q's
+    fabric — every bought node shares the site's, but a rented cluster is usually alone on its own. A forced search
+    over a marketplace pair then reads a handful of quotes, not thousands, and finds the same plans."""
+    if t.quote is None or problem.spec.policy.max_fabrics != 1:
+        return None
+    cat = problem.catalog
+    fabric = cat.quotes[t.quote].fabric_id
+    accels = {p.partition("/")[0] for p in t.pairs}
+    systems = sorted(sid for sid, s in cat.systems.items() if s.accelerator in accels)
+    return frozenset(qid for sid in systems for qid in cat.quote_ids_by_system.get(sid, ())
+                     if cat.quotes[qid].fabric_id == fabric)
 
 
 def winning_cap(problem: Problem, chosen: Plan) -> int | None:

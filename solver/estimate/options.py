@@ -58,7 +58,8 @@ def offer_of(q: Quote) -> str:
 
 
 def build_universe(problem: Problem, *, allow_expired: bool = False, only_pairs: set[str] | None = None,
-                   estimates: EstimateCache | None = None, horizon_floor: int | None = None) -> Universe:
+                   estimates: EstimateCache | None = None, horizon_floor: int | None = None,
+                   only_quotes: frozenset[str] | None = None) -> Universe:
     """All options and their points (see module docstring), sorted by id.
 
     `only_pairs` limits the work to some accelerator/mode pairs (what-if re-solves of one option); `estimates`
@@ -68,14 +69,16 @@ def build_universe(problem: Problem, *, allow_expired: bool = False, only_pairs:
     quotes (`calendar_horizon`), so this problem's is the larger of that one and its pairs' own: only the quotes of
     the pairs' accelerators are read — a what-if of one option over a marketplace catalog reads a few thousand
     quotes, not all of them. Such a universe lists expired, early and unpriced quotes, and accelerators without a
-    quote, for those accelerators only.
+    quote, for those accelerators only. `only_quotes`, with `only_pairs` and `horizon_floor`: of those quotes, only
+    these (a plan forced to use one quote can use no quote on another fabric: `WhyNot.best_forced`).
     """
     with collect.paused():
-        return _build_universe(problem, allow_expired, only_pairs, estimates, horizon_floor)
+        return _build_universe(problem, allow_expired, only_pairs, estimates, horizon_floor, only_quotes)
 
 
 def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] | None,
-                    estimates: EstimateCache | None, horizon_floor: int | None = None) -> Universe:
+                    estimates: EstimateCache | None, horizon_floor: int | None = None,
+                    only_quotes: frozenset[str] | None = None) -> Universe:
     spec, cat, a = problem.spec, problem.catalog, problem.assumptions.values
     w = spec.workload
     as_of = problem.as_of
@@ -93,8 +96,9 @@ def _build_universe(problem: Problem, allow_expired: bool, only_pairs: set[str] 
     ids: Iterable[str] = cat.quotes
     if only_pairs is not None and horizon_floor is not None:
         accels = {p.partition("/")[0] for p in only_pairs}
-        systems = {sid for sid, s in cat.systems.items() if s.accelerator in accels}
-        ids = [qid for qid, q in cat.quotes.items() if q.system in systems]
+        systems = sorted(sid for sid, s in cat.systems.items() if s.accelerator in accels)
+        ids = [qid for sid in systems for qid in cat.quote_ids_by_system.get(sid, ())
+               if only_quotes is None or qid in only_quotes]
     for qid in sorted(ids):
         q = cat.quotes[qid]
         if q.not_yet_quoted(as_of):

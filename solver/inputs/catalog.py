@@ -329,6 +329,9 @@ class Catalog:
                     counts[(old.system, old.mode)] -= 1
                 counts[(q.system, q.mode)] += 1
             out.__dict__["offer_counts"] = +counts
+        # Made here once, on the catalog what-ifs derive from, then carried by difference: every what-if about a
+        # few accelerators needs it, and on a derived catalog it would be made again for each.
+        out.__dict__["quote_ids_by_system"] = _moved(self.quote_ids_by_system, self.quotes, changed)
         return out
 
     @cached_property
@@ -336,11 +339,39 @@ class Catalog:
         """How many quotes offer each (system, mode): its keys bound the estimates a problem will make."""
         return Counter((q.system, q.mode) for q in self.quotes.values())
 
+    @cached_property
+    def quote_ids_by_system(self) -> Mapping[str, tuple[str, ...]]:
+        """The ids of each system's quotes, in id order: a what-if about a few accelerators reads only their quotes
+        (`estimate/options.py`), not the whole of a marketplace catalog."""
+        got: dict[str, list[str]] = {}
+        for qid in sorted(self.quotes):
+            got.setdefault(self.quotes[qid].system, []).append(qid)
+        return MappingProxyType({sid: tuple(ids) for sid, ids in got.items()})
+
     def where_quote(self, qid: str, field: str | None = None) -> str:
         """Where a quote (or one of its fields) was given: `file:line` or a `--set`."""
         if field is not None and f"quotes:{qid}.{field}" in self.origin:
             return self.origin[f"quotes:{qid}.{field}"]
         return self.origin.get(f"quotes:{qid}", "catalog")
+
+
+def _moved(by_system: Mapping[str, tuple[str, ...]], before: Mapping[str, Quote],
+           changed: Mapping[str, Quote]) -> Mapping[str, tuple[str, ...]]:
+    """`Catalog.quote_ids_by_system` after `changed` replaced or added quotes: only the systems they leave or join
+    are rebuilt."""
+    touched: dict[str, set[str]] = {}
+    for qid, q in changed.items():
+        old = before.get(qid)
+        if old is not None and old.system != q.system:
+            touched.setdefault(old.system, set(by_system.get(old.system, ()))).discard(qid)
+        touched.setdefault(q.system, set(by_system.get(q.system, ()))).add(qid)
+    out = dict(by_system)
+    for sid, ids in touched.items():
+        if ids:
+            out[sid] = tuple(sorted(ids))
+        else:
+            out.pop(sid, None)
+    return MappingProxyType(out)
 
 
 def _copy(mapping: Mapping[str, Any]) -> dict[str, Any]:

@@ -202,7 +202,7 @@ class _Builder:
                 self.u[q.id] = self.m.new_bool_var(f"u[{q.id}]") if m else zero
             for k, i in enumerate(idx):
                 here = kept[k] if usable_at is None else kept[k] & usable_at[k]
-                self._split(o, i, [o.quotes[j] for j in np.flatnonzero(here)])
+                self._split(o, i, np.flatnonzero(here).tolist())
             for q, m in zip(o.quotes, modelled, strict=True):
                 if not m:
                     self.x[q.id] = 0
@@ -247,9 +247,10 @@ class _Builder:
         that name its quote."""
         return self.outlook.alone(pt.option, pt, rule_delay(self.problem, pt, used))
 
-    def _split(self, o: Option, i: int, quotes: Sequence[Quote]) -> None:
-        """Point i's nodes over the quotes modelled there (`y[q, i]`; a quote dropped there has no entry), each
-        charged per node, the point's fixed lines once, the lateness of the quotes used together (`add_lateness`).
+    def _split(self, o: Option, i: int, modelled: Sequence[int]) -> None:
+        """Point i's nodes over the quotes modelled there (`modelled`: their places in `o.quotes`; `y[q, i]`; a quote
+        dropped there has no entry), each charged per node, the point's fixed lines once, the lateness of the quotes
+        used together (`add_lateness`).
 
         A plan that takes all n nodes from one quote — every plan, with one fabric per job and quotes alone on their
         fabrics — is charged its lines and its lateness rounded up once (`plan_units`), as a one-quote option's plan
@@ -260,10 +261,10 @@ class _Builder:
         self.cost_terms.append(units(pt.fixed.total_cost, unit) * self.z[i])
         self.cash_terms.append(units(pt.fixed.total_cash, unit) * self.z[i])
         share = []
-        late = self._alone_late(pt, []) if quotes else None
-        index = {q.id: k for k, q in enumerate(o.quotes)}
+        late = self._alone_late(pt, []) if modelled else None
         fixed_cost, fixed_cash = units(pt.fixed.total_cost, unit), units(pt.fixed.total_cash, unit)
-        for q in quotes:
+        for j in modelled:
+            q = o.quotes[j]
             v = self.m.new_int_var(0, pt.n, f"y[{q.id}@{pt.n}]")
             self.y[(q.id, i)] = v
             share.append(v)
@@ -271,7 +272,7 @@ class _Builder:
             self.cost_terms.append(per_cost * v)
             self.cash_terms.append(per_cash * v)
             assert late is not None
-            alone = float(late[index[q.id]])
+            alone = float(late[j])
             charge = units(alone, unit)
             whole_cost, whole_cash = plan_units(pt, q.id, unit, alone)
             rebate = (fixed_cost + pt.n * per_cost + charge - whole_cost, fixed_cash + pt.n * per_cash - whole_cash)

@@ -96,7 +96,7 @@ def chosen_block(r: Result, deadline: date | None, budget: float | None, applies
 
 def alternatives_table(r: Result, top: int | None, w: int) -> list[str]:
     """The chosen plan and the closest runners-up: offer, price with its unit, cost, delta, P(deadline), days
-    late, finish P90; `~` on a row searched to within 5% of its best (`pipeline.SETTLE_GAP`)."""
+    late, finish P90; `~` on a row searched to within 5% of its best (`settle.SETTLE_GAP`)."""
     if r.plan is None:
         return []
     risk = r.extra.get("risk") or {}

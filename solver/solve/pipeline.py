@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -24,7 +25,7 @@ from .. import collect
 from ..errors import PlanCheckError
 from ..estimate.chance import ChanceCut
 from ..estimate.outlook import LateCut
-from ..estimate.options import EstimateCache, Point, Universe, build_universe, shared_estimates
+from ..estimate.options import EstimateCache, Option, Point, Universe, build_universe, shared_estimates
 from ..inputs.problem import Problem
 from ..model.bounds import Bounds
 from ..model.builder import Built, add_late_cut, build
@@ -37,6 +38,8 @@ from .cuts import chance_cuts, late_cuts
 from .engine import INFEASIBLE, OPTIMAL, UNKNOWN, Engine, Limits, Outcome
 from .forked import SharedMinimum, available_cpus, fork_map, in_child
 from .grow import Step, grow
+from .settle import SETTLE_GAP, SETTLED, Incumbent, PairOutcome, per_cost_unit, settled_gap, within
+from .settle import settled as settle_outcome
 from .plan import Alternative, ExcludedOption, Plan, Reason, Result, exclusion_order, make_plan
 
 log = logging.getLogger(__name__)
@@ -50,19 +53,6 @@ class Hint:
     option: str
     nodes: int
     quotes: tuple[tuple[str, int], ...]
-
-
-SETTLED = "settled"
-"""A pair's search stopped short of its optimum because the plan found is within the settle tolerance of the
-model's bound (`solve_pair`'s `settle`): its objective is the plan's exact one, its bound the model's optimum."""
-SETTLE_GAP = 0.05
-"""How close to its own optimum a pair that can rank neither first nor second is searched (`solve_problem`): the
-plan shown for it costs at most 5% more than the pair's best, and the answer says by how much at most
-(`Alternative.settled_usd`). A marketplace of near copies offers the search sets of 2–7 bought quotes whose joint
-lateness the model undercharges by 2–7% of the plan's cost and which differ from each other by a few thousand
-dollars: each needs a cut and a re-solve (measured: bench/README.md, "Timings that used to live in docstrings
-(moved 2026-12-07)"), though none of them changes the decision. Every pair that could rank first or second is
-searched to its proven optimum (`_unsettle`)."""
 
 
 @dataclass(frozen=True)
@@ -140,43 +130,26 @@ class Context:
 @collect.paused()
 def prepare(problem: Problem, settings: SolveSettings | None = None, *, estimates: EstimateCache | None = None,
             only_pairs: set[str] | None = None, unit: int | None = None, engine: Engine | None = None,
-            universe: Universe | None = None, horizon_floor: int | None = None) -> Context:
+            universe: Universe | None = None, horizon_floor: int | None = None,
+            only_quotes: frozenset[str] | None = None) -> Context:
     """Estimate every point of the problem and set up screening, bounds and the engine.
 
     `estimates` shares memory/time estimates between re-priced problems; `only_pairs` builds only some pairs;
     `unit` fixes the money unit (a re-priced problem is compared with the original at the original's unit);
     `engine` reuses the command's engine; `universe` is one already built for a problem whose points are the same
     (only its schedule differs: the points do not depend on the deadline); `horizon_floor` (with `only_pairs`) is
-    the calendar horizon of a problem that differs from this one only in those pairs' quotes
-    (`build_universe`)."""
+    the calendar horizon of a problem that differs from this one only in those pairs' quotes; `only_quotes` (with
+    both) reads only those of the pairs' quotes (`build_universe`)."""
     settings = settings or SolveSettings()
     estimates = shared_estimates(problem) if estimates is None else estimates
     if universe is None:
         universe = build_universe(problem, allow_expired=settings.allow_expired, only_pairs=only_pairs,
-                                  estimates=estimates, horizon_floor=horizon_floor)
+                                  estimates=estimates, horizon_floor=horizon_floor, only_quotes=only_quotes)
     unit = unit or money_unit(universe)
     screen = Screen(problem, universe)
     log.info("estimated %d options, %d points", len(universe.options), sum(len(o.points) for o in universe.options))
     return Context(problem, settings, universe, screen, unit, Bounds(screen, unit), engine or Engine(settings.limits),
                    estimates)
-
-
-@dataclass(frozen=True)
-class PairOutcome:
-    status: str
-    plan: Plan | None
-    objective: int | None
-    bound: int | None
-    tie_broken: "PairOutcome | None" = None
-    """The same search with the tie-break (`solve_pair`'s `tie_break=True`), where it was asked for by `speculate`
-    and came out the same way; None otherwise."""
-
-    @property
-    def settled(self) -> bool:
-        """The plan is within `SolveSettings.settle` of the pair's optimum, not proven to be it (`_settle`)."""
-        return self.status == SETTLED
-
-
 
 
 Forcing = Callable[[Built], list[Any]]
@@ -274,7 +247,7 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
     second search from scratch after the others (its caches may be on another process).
 
     `settle` > 0: a model optimum whose plan is charged less than its joint lateness, but by no more than `settle`
-    of its cost, ends the search (`SETTLED`, `_settle`); the cuts it found are kept for a later exact search."""
+    of its cost, ends the search (`SETTLED`, `settle.py`); the cuts it found are kept for a later exact search."""
     pair = universe.options[0].pair if universe.options else "?"
     cuts = ctx.cuts.setdefault(pair, [])
     lates = ctx.late_cuts.setdefault(pair, [])
@@ -286,7 +259,7 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
                               cost_cap=cost_cap, speculate=speculate, settle=settle)
         found = chance_cuts(ctx, out.plan) if out.plan is not None else []
         late = late_cuts(ctx, out.plan) if out.plan is not None and not found else []
-        settled = _settle(ctx, out, late, settle)
+        settled = out.settled_with or settle_outcome(ctx, out, late, settle)
         if settled is not None:
             lates.extend(late)
             return settled
@@ -304,6 +277,43 @@ def solve_pair(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_bre
         cuts.extend(found)
         lates.extend(late)
     return PairOutcome(UNKNOWN, None, None, None)
+
+
+@dataclass(frozen=True)
+class Search:
+    """What one search of a pair's model asks (`solve_pair_once`'s arguments)."""
+
+    forced: Forcing | None
+    cost_cap: int | None
+    tie_break: bool
+    settle: float
+
+
+def _run_cutting(ctx: Context, b: Built, pair: str, s: Search, hint: Hint | None, incumbent: Incumbent
+                 ) -> PairOutcome:
+    """Optimise `b`; while the plan found is charged less than its quotes' joint lateness, the cut goes into this
+    model and it is solved again, without a rebuild (a cut it cannot take is left to `solve_pair`, which rebuilds
+    with it) — until the plan is charged exactly, is within `settle` of the model's optimum, or a plan an earlier
+    cut's search found is (`Incumbent`: the outcome then carries it as `settled_with`)."""
+    if s.cost_cap is not None:
+        b.model.add(b.cost <= s.cost_cap)
+    out = optimise(ctx, b, s.forced(b) if s.forced else None, tie_break=s.tie_break, hint=hint, label=pair)
+    for _ in range(MAX_CHANCE_CUTS):
+        if out.plan is None or chance_cuts(ctx, out.plan):
+            return out
+        late = late_cuts(ctx, out.plan)
+        if not late or within(out, late, s.settle):
+            return out
+        if (done := incumbent.offer(ctx, out, late, s.settle)) is not None:
+            return replace(out, settled_with=done)
+        if not all([add_late_cut(b, c) for c in late]):
+            return out
+        ctx.late_cuts.setdefault(pair, []).extend(late)
+        log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s (cut in the model)",
+                 pair, late[0].option, late[0].nodes, ", ".join(late[0].quotes), late[0].units, out.plan.late_units)
+        out = optimise(ctx, b, s.forced(b) if s.forced else None, tie_break=s.tie_break, hint=_hint_of(out.plan),
+                       label=pair)
+    return out
 
 
 def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, tie_break: bool,
@@ -325,24 +335,10 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
                      cuts=ctx.cuts.get(pair, ()), reduce=ctx.settings.reduce, usable=ctx.bounds.usable,
                      late_cuts=ctx.late_cuts.get(pair, ()))
 
+    incumbent = Incumbent()
+
     def run(b: Built, h: Hint | None, tb: bool) -> PairOutcome:
-        if cost_cap is not None:
-            b.model.add(b.cost <= cost_cap)
-        out = optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=h, label=pair)
-        for _ in range(MAX_CHANCE_CUTS):
-            # A plan charged less than its quotes' joint lateness: the cut goes into this model and it is solved
-            # again, without a rebuild; a cut it cannot take is left to `solve_pair`, which rebuilds with it.
-            if out.plan is None or chance_cuts(ctx, out.plan):
-                return out
-            late = late_cuts(ctx, out.plan)
-            if not late or _within(out, late, settle) or not all([add_late_cut(b, c) for c in late]):
-                return out
-            ctx.late_cuts.setdefault(pair, []).extend(late)
-            log.info("pair %s: %s x%d with %s is late together: %d units, the model charged %s (cut in the model)",
-                     pair, late[0].option, late[0].nodes, ", ".join(late[0].quotes), late[0].units,
-                     out.plan.late_units)
-            out = optimise(ctx, b, forced(b) if forced else None, tie_break=tb, hint=_hint_of(out.plan), label=pair)
-        return out
+        return _run_cutting(ctx, b, pair, Search(forced, cost_cap, tb, settle), h, incumbent)
 
     if not pts:  # every point has a point-local proof that it cannot be chosen
         return PairOutcome(INFEASIBLE, None, None, None)
@@ -364,6 +360,8 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
     found = grow([(lb, pt) for lb, _k, pt in ranked], step, ctx.bounds.weight)
     out, b = found.payload
     if found.status == OPTIMAL:
+        if out.settled_with is not None:   # settled: no tie-break (its plan is not the optimum's)
+            return out
         if tie_break:
             return run(b, _hint_of(out.plan), True)
         if speculate is not None and out.objective is not None and speculate(out.objective):
@@ -377,33 +375,6 @@ def solve_pair_once(ctx: Context, universe: Universe, cost_hi: int | None, *, ti
         bound = min([out.bound] + outside) if out.bound is not None else None
         return PairOutcome(out.status if out.plan is not None else UNKNOWN, out.plan, out.objective, bound)
     return run(model(None), hint, tie_break)
-
-
-def _shortfall(out: PairOutcome, late: list[LateCut]) -> int:
-    """Money units the model charged the plan found less than its joint lateness (the first cut is on its quotes)."""
-    assert out.plan is not None and out.plan.late_units is not None
-    return late[0].units - out.plan.late_units
-
-
-def _within(out: PairOutcome, late: list[LateCut], settle: float) -> bool:
-    """Whether a model optimum charged `late` too little may end its pair's search: the shortfall is at most
-    `settle` of the plan's cost (as the model counts it, in money units)."""
-    if settle <= 0 or not late or out.status != OPTIMAL or out.plan is None or out.plan.late_units is None:
-        return False
-    return _shortfall(out, late) <= settle * out.plan.model_cost_units
-
-
-def _settle(ctx: Context, out: PairOutcome, late: list[LateCut], settle: float) -> PairOutcome | None:
-    """The settled outcome of a model optimum within `settle` (`_within`), else None: the plan with its lateness
-    charged in full (its model cost raised by the shortfall, as the cut on its quotes would charge it), its exact
-    objective, and the model's optimum as the pair's bound (the model never charges a plan more than it costs)."""
-    if not _within(out, late, settle):
-        return None
-    assert out.plan is not None and out.objective is not None
-    short = _shortfall(out, late)
-    plan = replace(out.plan, model_cost_units=out.plan.model_cost_units + short, late_units=late[0].units)
-    extra = short * _per_cost_unit(ctx)
-    return PairOutcome(SETTLED, plan, out.objective + int(extra), out.objective)
 
 
 def _hint_of(plan: Plan | None) -> Hint | None:
@@ -475,7 +446,7 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
         _cross_check(ctx, status, best)
     # Runners-up in the order of the objective (cost for `cost`, finish for `time`), as the solve ranks pairs.
     alternatives = tuple(Alternative(p, p.total_cost - best_plan.total_cost,  # type: ignore[union-attr]
-                                     _settled_gap(ctx, settled.get(pair)))
+                                     settled_gap(ctx, settled.get(pair)))
                          for _, pair, p in solved[1:])
     if best_plan is not None:
         warnings.extend(best_plan.warnings)
@@ -489,19 +460,6 @@ def solve_problem(problem: Problem, settings: SolveSettings | None = None, ctx: 
                   not_yet_quoted=tuple((q.id, q.quoted_on) for q in universe.not_yet_quoted),
                   infeasible_pairs=tuple(infeasible),
                   stopped_by=settings.wall_limit if ctx.engine.out_of_time else None)
-
-
-def _settled_gap(ctx: Context, out: PairOutcome | None) -> float:
-    """At most how many dollars less the best plan of a settled pair costs than the plan shown (0: it is the best)."""
-    if out is None or out.plan is None or out.plan.late_units is None or out.objective is None or out.bound is None:
-        return 0.0
-    return (out.objective - out.bound) / _per_cost_unit(ctx) * ctx.unit
-
-
-def _per_cost_unit(ctx: Context) -> int:
-    """What one money unit of cost adds to the objective (the objective is linear in the cost)."""
-    return int(objective(1, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit)
-               - objective(0, 0, ctx.problem, ctx.universe.horizon, ctx.cost_hi(), ctx.unit))
 
 
 def rank(objective: int, plan: Plan, pair: str) -> tuple[int, float, str]:
@@ -606,7 +564,7 @@ def per_pair(ctx: Context, pairs: list[str], one: Callable[[str], T]) -> list[T]
 
     size = {o.pair: 0 for o in ctx.universe.options}
     for o in ctx.universe.options:
-        size[o.pair] += len(o.points) + len(o.quotes) * len(o.points)
+        size[o.pair] += search_work(o)
     left = sorted(range(len(pairs)), key=lambda k: (-size.get(pairs[k], 0), k))   # largest first
     processes = processes_for(ctx, len(pairs))
     answers: dict[int, tuple[T, bool, ScreenFindings | None]] = {}
@@ -626,6 +584,23 @@ def per_pair(ctx: Context, pairs: list[str], one: Callable[[str], T]) -> list[T]
         ctx.engine.out_of_time = ctx.engine.out_of_time or out_of_time
         out.append(got)
     return out
+
+
+SHARED_FABRIC_WEIGHT = 8
+"""How much more a quote that shares its fabric with others weighs in `search_work` than one alone on its own."""
+
+
+def search_work(o: Option) -> int:
+    """A rough measure of the work of searching an option, to hand the largest searches out first: its workable
+    points × its quotes, a quote on the option's most shared fabric weighing `SHARED_FABRIC_WEIGHT` more. Bought
+    quotes share the site's fabric, so a plan may split its nodes over them (and their lateness together is cut
+    and searched again), where a rented cluster alone on its fabric makes one-quote plans; points the estimates
+    already rule out cost nothing. On catalog-shaped quotes this ranks the slow pairs first (a bought H200 pair of
+    184 quotes took 0.74 s, a reserved H100 pair of 1,012 quotes 0.28 s, an H100 spot pair with no workable point
+    0.004 s; bench/README.md), where points × quotes put the spot pair ahead of the H200 purchase."""
+    workable = sum(1 for pt in o.points if pt.workable)
+    shared = max(Counter(q.fabric_id for q in o.quotes).values(), default=0)
+    return workable * (len(o.quotes) + SHARED_FABRIC_WEIGHT * (shared if shared > 1 else 0))
 
 
 def _closed_form_bound(ctx: Context, pair: str, cost_hi: int | None) -> int | None:

@@ -289,7 +289,7 @@ class Alternative:
     delta_usd: float
     settled_usd: float = 0.0
     """0 when `plan` is its pair's proven best; else the pair was searched only to within this many dollars of its
-    best (`pipeline.SETTLE_GAP`: it cannot win), and its best plan may cost up to this much less."""
+    best (`settle.SETTLE_GAP`: it cannot win), and its best plan may cost up to this much less."""
 
 
 @dataclass(frozen=True)
