@@ -31,13 +31,31 @@ _held = [0]
 
 @contextmanager
 def paused() -> Iterator[None]:
+    """Collection paused while the block runs. The outermost block then sets its objects aside (`_set_aside`)
+    before the collector's previous state returns: turned back on with the block's objects young, the collector
+    would scan them all at the next allocation — 0.13–0.17 s after a 10,000-quote solve, on the command's
+    critical path, to find the little cyclic garbage a solve leaves."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            _set_aside()
             gc.enable()
+
+
+def _set_aside() -> None:
+    """The objects made since the last freeze or collection: collected if more than `HELD_OBJECTS` are held, else
+    frozen (kept out of the collector's scans until then). Freezing and collecting change no answer, only when
+    memory is returned."""
+    _held[0] += gc.get_count()[0]  # net new tracked objects since the last freeze or collection
+    if _held[0] > HELD_OBJECTS:
+        gc.unfreeze()
+        gc.collect()
+        _held[0] = 0
+    else:
+        gc.freeze()
 
 
 @contextmanager
@@ -51,10 +69,4 @@ def unit() -> Iterator[None]:
         try:
             yield
         finally:
-            _held[0] += gc.get_count()[0]  # net new tracked objects since the last freeze or collection
-            if _held[0] > HELD_OBJECTS:
-                gc.unfreeze()
-                gc.collect()
-                _held[0] = 0
-            else:
-                gc.freeze()
+            _set_aside()
