@@ -898,9 +898,10 @@ def entry() -> None:
     same codes.
     """
     global _CONSOLE_SCRIPT
-    from solver.render.console import on_sigint, on_sigterm, stopped
+    from solver.render.console import on_sigint, on_sigterm, quiet_unraisable, stopped
     signal.signal(signal.SIGINT, on_sigint)  # from here on Ctrl-C is KeyboardInterrupt (console.py)
     signal.signal(signal.SIGTERM, on_sigterm)  # and SIGTERM its subclass Terminated, unwound the same way
+    sys.unraisablehook = quiet_unraisable(sys.unraisablehook)
     _CONSOLE_SCRIPT = True
     try:
         main.main(standalone_mode=False)

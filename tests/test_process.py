@@ -339,3 +339,20 @@ def test_the_resource_tracker_cleans_up_without_a_word(quiet: bool) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert ("leaked semaphore" in done.stderr) != quiet, done.stderr
+
+
+def test_a_signal_python_cannot_raise_is_dropped_quietly_and_nothing_else() -> None:
+    """A Ctrl-C that lands in a weakref callback of the import system is "unraisable": Python prints "Exception
+    ignored in …" and a traceback unless the hook drops it (the command still ends with exit 130, `console.run`).
+    Any other unraisable exception still reaches the previous hook."""
+    from types import SimpleNamespace
+
+    from solver.render.console import Terminated, quiet_unraisable
+    seen: list[object] = []
+    hook = quiet_unraisable(seen.append)
+    hook(SimpleNamespace(exc_value=KeyboardInterrupt()))
+    hook(SimpleNamespace(exc_value=Terminated()))
+    assert seen == []
+    other = SimpleNamespace(exc_value=ValueError("a bug"))
+    hook(other)
+    assert seen == [other]

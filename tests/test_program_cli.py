@@ -17,6 +17,8 @@ from solver.solve.engine import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 TODAY = date(2026, 12, 1)
+UNGATED = ["--set", "workloads.main.decide_after=[]"]
+"""The example without its decision gate: it buys its cluster at once (a larger search than the rented plan)."""
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +48,7 @@ def test_cli_json_contract_and_determinism(runner: CliRunner) -> None:
 def test_a_search_stopped_by_the_time_limit_says_so_with_a_true_bound(runner: CliRunner) -> None:
     """A deterministic time limit too short to prove the optimum: exit 3, the best program found and a bound that
     the proven optimum (solved here without the limit) respects; the text says the answer may change."""
-    args = ["solve", "constraints/program-200b.yaml", "--format", "json"]
+    args = ["solve", "constraints/program-200b.yaml", "--format", "json", *UNGATED]
     stopped = runner.invoke(main, args + ["--time-limit", "0.05"])
     assert stopped.exit_code == 3, stopped.output
     d = json.loads(stopped.output)
@@ -55,13 +57,15 @@ def test_a_search_stopped_by_the_time_limit_says_so_with_a_true_bound(runner: Cl
     # money is rounded up to $1k per term in the model: the optimum's dollars may exceed a worse plan's by that much
     slack = 1000 * (len(d["program"]["workloads"]) + sum(p["lots"] for p in d["program"]["purchases"]) + 2)
     assert d["program"]["bound_usd"] <= proven["program"]["cost_usd"] <= d["program"]["cost_usd"] + slack
-    text = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--time-limit", "0.05"]).output
+    text = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--time-limit", "0.05", *UNGATED]).output
     assert "proven bound; gap" in text and "the answer may change" in text
 
 
 def test_cli_text_and_infeasible_exit(runner: CliRunner) -> None:
     ok = runner.invoke(main, ["solve", "constraints/program-200b.yaml"])
-    assert ok.exit_code == 0 and "Purchases" in ok.output and "per quarter" in ok.output and "|" in ok.output
+    assert ok.exit_code == 0 and "Decision gates" in ok.output and "per quarter" in ok.output and "|" in ok.output
+    bought = runner.invoke(main, ["solve", "constraints/program-200b.yaml", *UNGATED])
+    assert bought.exit_code == 0 and "Purchases" in bought.output and "Decision gates" not in bought.output
     bad = runner.invoke(main, ["solve", "constraints/infeasible-program.yaml"])
     assert bad.exit_code == 1
     assert "budget.per_quarter_usd.2027-Q2" in bad.output and "workloads.main.after" in bad.output
@@ -134,9 +138,10 @@ def test_save_and_compare_a_program(runner: CliRunner, tmp_path: Path) -> None:
                                 "--format", "json", *feasible])
     assert same.exit_code == 0 and json.loads(same.output)["diff"] == {}
     saved = tmp_path / "p.json"
-    assert runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--save", str(saved)]).exit_code == 0
+    assert runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--save", str(saved),
+                                *UNGATED]).exit_code == 0
     r = runner.invoke(main, ["solve", "constraints/program-200b.yaml", "--compare-to", str(saved), "--format", "json",
-                             "--set", "workloads.main.policy.modes=[cloud]"])
+                             *UNGATED, "--set", "workloads.main.policy.modes=[cloud]"])
     d = json.loads(r.output)
     old = json.loads(saved.read_text())["result"]["program"]
     main_change = next(w for w in d["diff"]["workloads"] if w["id"] == "main")

@@ -29,9 +29,19 @@ def _report(name: str, *sets: str):
     return solve_program(load_program(str(ROOT / "constraints" / name), sets, today=TODAY), Limits(time_limit=30))
 
 
+UNGATED = "workloads.main.decide_after=[]"
+"""The example without its decision gate: the 200B run's hardware may be ordered at once, and is bought (what the
+tests of purchases, power and lot money read)."""
+
+
 @pytest.fixture(scope="module")
 def main_report():
     return _report("program-200b.yaml")
+
+
+@pytest.fixture(scope="module")
+def bought_report():
+    return _report("program-200b.yaml", UNGATED)
 
 
 def test_program_200b_follows_the_article(main_report) -> None:
@@ -47,12 +57,14 @@ def test_program_200b_follows_the_article(main_report) -> None:
     assert TODAY + timedelta(days=runs["main"].end_day) <= date(2027, 10, 31)
     assert runs["sft"].start_day >= runs["main"].end_day
     assert runs["sft"].candidate.accelerator == main_run.accelerator
+    gates = max(runs[b].end_day for b in ("bakeoff-b200", "bakeoff-mi355x", "bakeoff-tpu7x"))
+    assert all(p.order_day >= gates for p in plan.purchases), "decide_after: nothing ordered before the bake-offs"
 
 
-def test_program_200b_power_never_exceeds_the_hall(main_report) -> None:
+def test_program_200b_power_never_exceeds_the_hall(bought_report) -> None:
     """Day by day, from the file: 2,000 kW before 2027-07-01, 6,000 kW after; every bought node draws its system's
     catalog kW from delivery (lead time p90 + order day)."""
-    plan = main_report.outcome.plan
+    plan = bought_report.outcome.plan
     assert plan.purchases, "the example keeps its cluster (after_run: reuse): buying it is part of the answer"
     for day in range(plan.end_day + 1):
         today = TODAY + timedelta(days=day)
@@ -66,10 +78,11 @@ def test_program_200b_power_never_exceeds_the_hall(main_report) -> None:
         assert kw <= limit, (today, kw)
 
 
-def test_program_200b_lot_costs_from_catalog_numbers(main_report) -> None:
+def test_program_200b_lot_costs_from_catalog_numbers(bought_report) -> None:
     """A bought lot kept for the next models (reuse) is charged straight-line depreciation for the days it is held,
     plus capital, support and the hall: recomputed from catalogs/assumptions.yaml's figures."""
-    plan = main_report.outcome.plan
+    plan = bought_report.outcome.plan
+    assert plan.purchases
     for p in plan.purchases:
         q = CAT.quotes[p.quote.quote]
         hw = q.price_usd * p.quote.lot_nodes * (1 + 0.25)                 # network 25% of capex (storage: a line)
@@ -82,8 +95,10 @@ def test_program_200b_lot_costs_from_catalog_numbers(main_report) -> None:
         assert p.cost_usd == pytest.approx(expected, rel=1e-9), q.id
 
 
-def test_program_200b_quarters_from_the_plan(main_report) -> None:
+@pytest.mark.parametrize("which", ["main_report", "bought_report"])
+def test_program_200b_quarters_from_the_plan(which: str, request: pytest.FixtureRequest) -> None:
     """Cash committed in 2027-Q2: lots ordered in it at capex, plus each rental's cash spread over its days."""
+    main_report = request.getfixturevalue(which)
     plan = main_report.outcome.plan
     q2 = (date(2027, 4, 1), date(2027, 7, 1))
     capex = sum(CAT.quotes[p.quote.quote].price_usd * p.quote.lot_nodes * 1.25 for p in plan.purchases
@@ -103,7 +118,8 @@ def test_program_200b_quarters_from_the_plan(main_report) -> None:
 def test_owned_hardware_is_bought_once_for_two_workloads() -> None:
     """Main and fine-tune both on owned nodes: the lots serve both, so the program buys for the larger run, not for
     the sum of the two."""
-    rep = _report("program-200b.yaml", "workloads.main.policy.modes=[buy]", "workloads.sft.policy.modes=[buy]")
+    rep = _report("program-200b.yaml", UNGATED, "workloads.main.policy.modes=[buy]",
+                  "workloads.sft.policy.modes=[buy]")
     plan = rep.outcome.plan
     runs = {r.workload: r.candidate for r in plan.runs}
     assert runs["main"].owned and runs["sft"].owned and runs["main"].system == runs["sft"].system
@@ -173,14 +189,14 @@ def test_set_names_a_workload_by_id(runner: CliRunner) -> None:
     assert r.exit_code == 2 and "no workload with id 'mian'" in r.output + r.stderr and "main" in r.output + r.stderr
 
 
-def test_checker_catches_what_the_model_must_guarantee(main_report) -> None:
+def test_checker_catches_what_the_model_must_guarantee(bought_report) -> None:
     """The independent checker is not a rubber stamp: a run moved before its predecessor ends, a lot held a day
     less than it is, a lot usable only when the program has ended, a purchase beyond the quote and a run squeezed
     before the hardware arrives are all caught."""
     from dataclasses import replace
 
     from solver.solve.program_check import program_violations
-    pp, plan = main_report.program, main_report.outcome.plan
+    pp, plan = bought_report.program, bought_report.outcome.plan
     assert program_violations(pp, plan) == []
     main_run = plan.run("main")
     early = replace(main_run, start_day=main_run.start_day - 100, end_day=main_run.end_day - 100)

@@ -49,10 +49,11 @@ def test_forbidding_a_rented_quote_is_the_program_without_it() -> None:
 
 
 def test_forbidding_a_bought_quote_is_the_program_without_it() -> None:
-    base = solved(PROGRAM)
+    ungated = "workloads.main.decide_after=[]"   # the example without its decision gate buys its cluster
+    base = solved(PROGRAM, ungated)
     bought = base["bought"][-1]["quote"]
-    forbidden = solved(PROGRAM, rule("no-q", f"{{quote: {bought}}}", "forbid"))
-    expired = solved(PROGRAM, f"quotes.{bought}.valid_until=2026-11-01")
+    forbidden = solved(PROGRAM, ungated, rule("no-q", f"{{quote: {bought}}}", "forbid"))
+    expired = solved(PROGRAM, ungated, f"quotes.{bought}.valid_until=2026-11-01")
     assert bought not in quotes_of(forbidden)
     assert (forbidden["status"], forbidden["cost_usd"], forbidden["bought"]) == \
         (expired["status"], expired["cost_usd"], expired["bought"])

@@ -21,6 +21,7 @@ from .unpriced import break_even
 from .relax import explain
 from .risk import risk_and_differences
 from .steps import confidence_steps
+from .tco import tco_by_option
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,11 @@ class Pricing:
 def explained(ctx: Context, result: Result) -> Result:
     """`result` with the reasons of every pair that has no plan and, if the problem is infeasible, its
     explanation; with a plan, the steps up in confidence above it (`steps.py`) and the risk of it and its
-    runners-up by scenarios; and the break-even price of every unpriced quote (a new Result; the solve's is not changed)."""
+    runners-up by scenarios; every plan's total cost over the horizon (`tco.py`); and the break-even price of every
+    unpriced quote (a new Result; the solve's is not changed)."""
     if ctx.engine.out_of_time:
         # --max-seconds is spent: every further search would return at once with nothing; say what was found.
-        return result
+        return replace(result, extra={**result.extra, "tco": tco_by_option(ctx.problem, result)})
     excluded = list(result.excluded)
     if result.infeasible_pairs and ctx.settings.alternatives:
         for pair, conflict in exclusion_reasons(ctx, list(result.infeasible_pairs)).items():
@@ -54,6 +56,7 @@ def explained(ctx: Context, result: Result) -> Result:
         out = replace(out, stopped_by=ctx.settings.wall_limit)
     extra = dict(result.extra)
     extra["pricing"] = Pricing(late_price(ctx.problem), cvar_weight(ctx.problem), reference_day(ctx.problem))
+    extra["tco"] = tco_by_option(ctx.problem, out)
     if not ctx.settings.alternatives:
         return replace(out, extra=extra)
     tasks: dict[str, Callable[[], Any]] = {}

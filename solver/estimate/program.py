@@ -27,17 +27,17 @@ from datetime import date
 
 from .. import collect
 from ..inputs.assumptions import Assumptions
-from ..inputs.catalog import Quote, System
+from ..inputs.catalog import Quote
 from ..inputs.problem import Problem
 from ..inputs.spec import CostObjective
 from ..inputs.program import ProgramProblem, quarter_bounds
 from ..inputs.rules import (adjustments, delay_days, lot_allowed, names_quote, option_attrs,
                             policy_breaches, program_run_hits, rule_group)
-from .cost import HOURS_PER_YEAR, charged_share, credited_share
 from .delivery import install_days
 from .uncertainty import Draws
 from .program_chance import DrawnScenarios, ProgramChance, RunScenario
-from .options import Option, Point, Universe, build_universe, offer_of, option_quote_ready, owning
+from .options import Option, Point, Universe, build_universe, offer_of, option_quote_ready
+from .program_holding import held_tables
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,13 @@ class Candidate:
     while any of them is enforced, so that an explanation can name a rule and `--why-not` can drop one."""
     scenario: RunScenario | None = field(default=None, compare=False, repr=False)
     """What its risk scenarios read (`program_chance.py`); None in data made by hand without them."""
+    commit_days: int = 0
+    """Days from committing to its rented quote to its first day on it (lead time at the confidence, installation,
+    the rules' delays): a workload with `decide_after` starts on a rented quote no sooner after its gates finish.
+    0 on owned nodes (their lots carry their lead time)."""
+    commit_by: int | None = None
+    """The last day its rented quote may be committed at its price (its `valid_until`): a gated workload's gates
+    must finish by then. None on owned nodes (their lots' `last_order_day`)."""
 
     @property
     def owned(self) -> bool:
@@ -110,6 +117,8 @@ class WorkloadData:
     """Points that could run it (memory, policy, rules) before the program's last deadline and the thinning."""
     first_finish: int | None = None
     """The earliest day any of those could finish, started as soon as it may (for the report)."""
+    decide_after: tuple[str, ...] = ()
+    """Its decision gates: its hardware is ordered or committed only once these workloads have finished."""
 
 
 @dataclass(frozen=True)
@@ -280,8 +289,10 @@ def _candidates_of(problem: Problem, wid: str, o: Option, owned_cap: dict[str, i
             scenario = RunScenario(pt.time, o.accel.software, o.accel.cls, key, o.porting.delay_days, lead,
                                    install_days(o.mode, o.accel.cls, a),
                                    o.accel.id in (problem.spec.workload.measured_mfu or {}))
+            commit = 0 if q is None else option_quote_ready(q, o, a) + delay
+            by = None if q is None else (q.valid_until - problem.as_of).days
             out.append(Candidate(wid, o.id, o.accel.id, o.system.id, o.mode, pt.n, pt.gpus, pt.days, start,
-                                 qid, cost + add, cash + add, key, port, barred, scenario))
+                                 qid, cost + add, cash + add, key, port, barred, scenario, commit, by))
     return out
 
 
@@ -368,34 +379,7 @@ def workload_data(pp: ProgramProblem, i: int, k: int, policy_barred: bool = Fals
     dl, es = _groups(pp, i)
     return WorkloadData(item.id, earliest, deadline, dl, es, tuple(item.after), item.same_hardware_as,
                         tuple(sorted(cands, key=lambda c: (c.option, c.quote or "", c.nodes))), considered,
-                        first_finish)
-
-
-def held_tables(q: Quote, system: System, problem: Problem, horizon: int) -> tuple[tuple[float, ...],
-                                                                                      tuple[float, ...], float]:
-    """Per-node (cost, cash) of holding a bought node h days after delivery, h = 0..horizon, and its capex."""
-    a = problem.assumptions.values
-    money, own = a.money, owning(problem)
-    price = q.price
-    hw = 1.0 + money.network_capex_fraction   # servers and network (no spares in a program's lots yet)
-    node_kw = float(system.node_kw.value)
-    capital_h = hw * price * money.cost_of_capital_pct_per_year / 100.0 / HOURS_PER_YEAR
-    support_h = hw * price * money.support_pct_per_year / 100.0 / HOURS_PER_YEAR
-    facility_h = node_kw * own.facility_usd_per_kw_month / 730.0
-    paid = 1.0 if own.facility_is_cash else 0.0
-    consumer = problem.catalog.accelerators[system.accelerator].cls == "consumer"
-    cost, cash = [], []
-    for h in range(horizon + 1):
-        hours = h * 24.0
-        loss = charged_share(hours, own.after_run, money) - credited_share(hours, own.after_run, money)
-        c = hw * price * loss + (capital_h + support_h + facility_h) * hours
-        if consumer:
-            c += loss * price * money.consumer_risk_pct / 100.0
-        if q.kind == "estimate":
-            c += (hw * price * loss + (capital_h + support_h) * hours) * money.estimate_price_risk_pct / 100.0
-        cost.append(c)
-        cash.append(hw * price + (support_h + facility_h * paid) * hours)
-    return tuple(cost), tuple(cash), hw * price
+                        first_finish, tuple(item.decide_after))
 
 
 def lot_quotes(pp: ProgramProblem, needs: dict[str, int], horizon: int) -> list[LotQuote]:
@@ -459,7 +443,8 @@ MAX_DAY = 10 ** 6
 
 def calendar_days(pp: ProgramProblem, workloads: Sequence[WorkloadData], horizon: int) -> int:
     """See `ProgramData.calendar_days`: the latest ready day or last lot delivery, plus every workload back to back
-    at its longest candidate."""
+    at its longest candidate, plus the longest commitment of a gated workload's rented candidates (counted from its
+    gates' finish, not from day 0)."""
     problem = pp.first
     a = problem.assumptions.values
     ready = max((max(c.ready_day, w.earliest_day) for w in workloads for c in w.candidates), default=0)
@@ -467,7 +452,8 @@ def calendar_days(pp: ProgramProblem, workloads: Sequence[WorkloadData], horizon
     lead = max((max(0, (q.valid_until - pp.as_of).days) + math.ceil(q.lead_days(a.confidence)) + install
                 for q in problem.catalog.quotes.values() if q.mode == "buy"), default=0)
     longest = sum(max((c.days for c in w.candidates), default=0) for w in workloads)
-    return max(horizon, max(ready, lead) + longest) + 1
+    gated = max((c.commit_days for w in workloads if w.decide_after for c in w.candidates), default=0)
+    return max(horizon, max(ready, lead) + longest + gated) + 1
 
 
 def _kinks(problem: Problem) -> tuple[int, ...]:
@@ -502,13 +488,16 @@ def _rate(c: Candidate) -> float:
     return 0.0 if c.owned else c.cash_usd / c.days
 
 
-def _dominates(a: Candidate, b: Candidate, room: dict[str, int], pinned: bool) -> bool:
+def _dominates(a: Candidate, b: Candidate, room: dict[str, int], pinned: bool, gated: bool = False) -> bool:
     """`a` can replace `b` in any plan: started on `b`'s day it runs inside `b`'s interval, costs and spends no more
     in any quarter, keeps the software stack (and the accelerator, for a workload `pinned` by `same_hardware_as`),
     is ruled out by no rule that does not rule out `b` too, and takes no more of the same resource — or a rented
-    quote with room for it whatever the other workloads take of it (`room`)."""
+    quote with room for it whatever the other workloads take of it (`room`); for a `gated` workload (decide_after)
+    it is also committed no longer before its start, and may be committed as late."""
     if (pinned and a.accelerator != b.accelerator) or a.porting_key != b.porting_key or a.owned != b.owned \
             or not set(a.barred_by) <= set(b.barred_by):
+        return False
+    if gated and (a.commit_days > b.commit_days or (a.commit_by or 0) < (b.commit_by or 0)):
         return False
     if not (a.ready_day <= b.ready_day and a.days <= b.days and a.cost_usd <= b.cost_usd
             and a.cash_usd <= b.cash_usd and _rate(a) <= _rate(b)):
@@ -527,7 +516,7 @@ def undominated(w: WorkloadData, room: dict[str, int], pinned: bool = True) -> W
     cands = sorted(w.candidates, key=lambda c: (c.cost_usd, c.days, c.ready_day, c.nodes, c.option, c.quote or ""))
     kept: list[Candidate] = []
     for c in cands:
-        if not any(_dominates(k, c, room, pinned) for k in kept):
+        if not any(_dominates(k, c, room, pinned, bool(w.decide_after)) for k in kept):
             kept.append(c)
     kept.sort(key=lambda c: (c.option, c.quote or "", c.nodes))
     return replace(w, candidates=tuple(kept))

@@ -240,6 +240,16 @@ class ProgramA(Strict):
     sizes_per_option: int = Field(ge=2, le=64)
 
 
+class TcoA(Strict):
+    """What a plan's total cost over the horizon reads beyond the cost lines (`estimate/tco.py`)."""
+
+    utilisation_after_run: float = Field(ge=0, le=1)
+    """Share of the hours after the run in which bought hardware does work that would otherwise be rented
+    (`policy.utilisation_after_run` overrides it)."""
+    rental_decline_pct_per_year: float = Field(ge=0, le=90)
+    """How fast the rental that work displaces gets cheaper, % a year (compounded)."""
+
+
 class Assumptions(Strict):
     confidence: Literal["p50", "p90"]
     lead_time_cap_quantile: float = Field(gt=0.9, le=1)
@@ -256,6 +266,7 @@ class Assumptions(Strict):
     node_grid: NodeGrid
     uncertainty: UncertaintyA
     program: ProgramA
+    tco: TcoA
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A program file is a problem file with `workloads:` (a list) in place of `workload:`; every other section keeps its
 meaning and applies to the whole program. Each workload has an `id`, today's `workload:` keys, and optionally its own
 `schedule:` (within the program's), a `policy:` that narrows the program's (modes, accelerators, vendors),
-`after:` (it starts when those have finished) and `same_hardware_as:` (it runs on the same accelerator as another).
+`after:` (it starts when those have finished), `decide_after:` (its hardware is ordered, reserved or rented only
+once those have finished) and `same_hardware_as:` (it runs on the same accelerator as another).
 Two sections gain program-only keys: `site.power_steps` (the hall's IT power limit from a date on) and
 `budget.per_quarter_usd` (caps on cash committed per calendar quarter, `2027-Q1: 30M`).
 
@@ -93,6 +94,9 @@ class ProgramWorkload(Strict):
     schedule: Schedule = Field(default_factory=Schedule)
     policy: WorkloadPolicy = Field(default_factory=WorkloadPolicy)
     after: list[str] = Field(default_factory=list, max_length=MAX_WORKLOADS)
+    decide_after: list[str] = Field(default_factory=list, max_length=MAX_WORKLOADS)
+    """A decision gate: the workload's hardware is ordered (bought) or committed (rented) on or after the day these
+    workloads finish, so it can be chosen on what they showed (a bake-off before the order)."""
     same_hardware_as: str | None = None
     note: str | None = None
 
@@ -203,31 +207,46 @@ def _by_id(changes: Sequence[Change], data: Mapping[str, Any]) -> list[Change]:
 
 
 def _check_links(spec: ProgramSpec, src: Source) -> None:
-    """Ids are unique, `after`/`same_hardware_as` name other workloads, and precedences have no cycle."""
+    """Ids are unique, `after`/`decide_after`/`same_hardware_as` name other workloads, and precedences (both kinds:
+    a decision gate also orders the two runs) have no cycle."""
     ids = [w.id for w in spec.workloads]
     for i, w in enumerate(spec.workloads):
         if ids.index(w.id) != i:
             raise src.error(("workloads", i, "id"), f"workload id '{w.id}' appears twice")
-        for j, a in enumerate(w.after):
-            if a not in ids or a == w.id:
-                raise src.error(("workloads", i, "after", j), f"'{a}' is not another workload's id"
-                                + did_you_mean(a, [x for x in ids if x != w.id]))
+        for key in LINKS:
+            for j, a in enumerate(getattr(w, key)):
+                if a not in ids or a == w.id:
+                    raise src.error(("workloads", i, key, j), f"'{a}' is not another workload's id"
+                                    + did_you_mean(a, [x for x in ids if x != w.id]))
         if w.same_hardware_as is not None and (w.same_hardware_as not in ids or w.same_hardware_as == w.id):
             raise src.error(("workloads", i, "same_hardware_as"), f"'{w.same_hardware_as}' is not another "
                             "workload's id" + did_you_mean(w.same_hardware_as, [x for x in ids if x != w.id]))
-    state: dict[str, int] = {}
-    after = {w.id: w.after for w in spec.workloads}
+    _check_cycles(spec, src)
 
-    def visit(wid: str, trail: list[str]) -> None:
+
+LINKS = ("after", "decide_after")
+"""The fields that name workloads to wait for: the run's start (`after`), the order of its hardware
+(`decide_after`)."""
+
+
+def _check_cycles(spec: ProgramSpec, src: Source) -> None:
+    """No workload waits, through `after` and `decide_after` links, for itself; the error names the field of the
+    first link of the cycle."""
+    ids = [w.id for w in spec.workloads]
+    edges = {w.id: [(a, key) for key in LINKS for a in getattr(w, key)] for w in spec.workloads}
+    state: dict[str, int] = {}
+
+    def visit(wid: str, trail: list[tuple[str, str]]) -> None:
         if state.get(wid) == 2:
             return
         if state.get(wid) == 1:
-            cycle = trail[trail.index(wid):] + [wid]
-            raise src.error(("workloads", ids.index(wid), "after"), "precedences form a cycle: "
+            at = [t[0] for t in trail].index(wid)
+            cycle = [t[0] for t in trail[at:]] + [wid]
+            raise src.error(("workloads", ids.index(wid), trail[at][1]), "precedences form a cycle: "
                             + " -> ".join(cycle))
         state[wid] = 1
-        for a in after[wid]:
-            visit(a, trail + [wid])
+        for a, key in edges[wid]:
+            visit(a, trail + [(wid, key)])
         state[wid] = 2
 
     for wid in ids:

@@ -145,6 +145,12 @@ class Policy(Strict):
     deadline_confidence: float | None = Field(default=None, ge=0.5, le=0.999)
     """The deadline as a chance constraint: the plan must finish by it in at least this share of the risk
     scenarios (`estimate/chance.py`). None: the deadline binds the plan's expected schedule only."""
+    horizon_years: float = Field(default=3, ge=1, le=10)
+    """The years a plan's total cost of ownership covers (`plan.tco`, `estimate/tco.py`): bought hardware is held
+    that long from its first delivery, then sold ([seed-000] compares routes by their three-year total cost)."""
+    utilisation_after_run: float | None = Field(default=None, ge=0, le=1)
+    """Share of the hours between the end of the run and the end of the horizon in which bought hardware does work
+    you would otherwise rent (`plan.tco`); None: `risk.tco.utilisation_after_run`."""
 
     @model_validator(mode="before")
     @classmethod

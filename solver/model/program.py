@@ -19,6 +19,10 @@ convention: `workloads.main.schedule.deadline`, `workloads.sft.after`, `budget.p
 - spend per quarter: lot capex in the quarter of its order, rent spread evenly over the days a rental runs
   (an overlap variable per workload and quarter times its daily rate);
 - precedences, deadlines, earliest starts, `same_hardware_as`, the program budget;
+- decision gates (`decide_after`): a gated workload starts no sooner than its gates finish, on a rented quote no
+  sooner than its commitment's lead after that (and its quote still valid that day), and on owned nodes every lot
+  of its system is ordered on or after that day (the pool does not say which lots a run uses, so a gated run
+  reuses no lot ordered before its gates);
 - rules, and when explaining the policy and the site's cooling: a run one of them rules out
   (`Candidate.barred_by`) is off while its group is enforced;
 - `policy.deadline_confidence`: each run's latest start at the confidence, and the cuts learnt from plans that
@@ -151,6 +155,33 @@ def _add_schedule(pm: ProgramModel) -> None:
             lit = pm.group(gid, "starts after " + ", ".join(w.after))
             for a in w.after:
                 m.add(pm.start[wi] >= pm.end[ids.index(a)]).only_enforce_if(lit)
+
+
+def _add_decision_gates(pm: ProgramModel) -> None:
+    """`decide_after` (see module docstring), one group per gated workload: its start ≥ each gate's end (+ the
+    rented candidate's `commit_days`, each gate's end ≤ its `commit_by`), and, when it runs on owned nodes of a
+    system, each present lot of that system ordered on or after each gate's end."""
+    m = pm.model
+    ids = [w.id for w in pm.data.workloads]
+    for wi, w in enumerate(pm.data.workloads):
+        if not w.decide_after:
+            continue
+        lit = pm.group(f"workloads.{w.id}.decide_after", "hardware decided after " + ", ".join(w.decide_after))
+        gates = [pm.end[ids.index(g)] for g in w.decide_after]
+        for gate in gates:
+            m.add(pm.start[wi] >= gate).only_enforce_if(lit)
+        for ci, c in pm.candidates(wi):
+            for gate in gates:
+                if c.commit_days > 0:
+                    m.add(pm.start[wi] >= gate + c.commit_days).only_enforce_if([lit, pm.x[wi, ci]])
+                if c.commit_by is not None:
+                    m.add(gate <= c.commit_by).only_enforce_if([lit, pm.x[wi, ci]])
+        for system in sorted({c.system for _, c in pm.candidates(wi) if c.owned}):
+            on = m.new_bool_var(f"owned[{w.id},{system}]")
+            m.add(on == sum(pm.x[wi, ci] for ci, c in pm.candidates(wi) if c.owned and c.system == system))
+            for lot in (lot for lot in pm.lots if lot.quote.system == system):
+                for gate in gates:
+                    m.add(lot.order >= gate).only_enforce_if([lit, on, lot.present])
 
 
 def _quantity_max(pm: ProgramModel, gid: str, expr: Any) -> None:
@@ -570,6 +601,7 @@ def build_program_model(data: ProgramData, checking: bool = False) -> ProgramMod
     _add_schedule(pm)
     _add_same_hardware(pm)
     _add_lots(pm)
+    _add_decision_gates(pm)
     _add_pools(pm)
     _add_hardware_bounds(pm)
     _add_rented_sharing(pm)

@@ -32,6 +32,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from .. import collect
 from ..errors import InputError, InternalError, Interrupted
@@ -166,6 +167,18 @@ def on_sigterm(signum: int, frame: object) -> None:
     global _sigterms
     _sigterms += 1
     raise Terminated
+
+
+def quiet_unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """`sys.unraisablehook` that drops a Ctrl-C or SIGTERM raised where Python cannot raise it (a weakref callback
+    of the import system, a finaliser): Python would print "Exception ignored in …" and a traceback, though the
+    signal is counted (`on_sigint`) and the command still ends with its quiet exit 130 or 143 (`run`). Anything
+    else goes to `hook`."""
+    def unraisable(u: Any) -> object:
+        if isinstance(u.exc_value, KeyboardInterrupt):
+            return None
+        return hook(u)
+    return unraisable
 
 
 def signals() -> tuple[int, int]:

@@ -15,6 +15,7 @@ from typing import Any
 from ..estimate.checkpoints import CheckpointFigures
 from ..estimate.options import Universe
 from ..estimate.scenarios import RiskStats
+from ..estimate.tco import TotalCost
 from ..inputs.problem import Problem
 from ..inputs.saved import SCHEMA_VERSION
 from ..solve.plan import ExcludedOption, Plan, PlanQuote, Result, billed_months
@@ -24,7 +25,8 @@ def _r(x: float, nd: int = 2) -> float:
     return float(round(x, nd))
 
 
-def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None) -> dict[str, Any]:
+def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None,
+              tco: TotalCost | None = None) -> dict[str, Any]:
     return {
         "option": p.option, "accelerator": p.accelerator, "system": p.system, "mode": p.mode, "offer": p.offer,
         "vendor": p.vendor,
@@ -42,7 +44,22 @@ def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None)
         "rules_applied": list(p.rules_applied), "warnings": list(p.warnings),
         **({"after_run": p.after_run} if p.mode == "buy" else {}),
         **({"risk": risk_dict(risk, as_of)} if risk is not None and as_of is not None else {}),
+        **({"tco": tco_dict(tco)} if tco is not None else {}),
     }
+
+
+def tco_dict(t: TotalCost) -> dict[str, Any]:
+    """A plan's total cost over the horizon (estimate/tco.py): its lines in dollars; for bought hardware also the
+    utilisation after the run and the rental its work displaces (null when the catalog rents no such accelerator)."""
+    out: dict[str, Any] = {"horizon_years": _r(t.horizon_years, 4), "total_usd": _r(t.total_usd, 0),
+                           "lines": {name: _r(v, 0) for name, v in t.lines}}
+    if t.owned:
+        out["utilisation_after_run"] = _r(t.utilisation_after_run or 0.0, 4)
+        out["held_years"] = _r(t.held_years or 0.0, 4)
+        out["displaced_rental"] = None if t.rental is None else {
+            "quote": t.rental.quote, "usd_per_gpu_hour": _r(t.rental.usd_per_gpu_hour, 4),
+            "decline_pct_per_year": _r(t.decline_pct_per_year or 0.0, 4)}
+    return out
 
 
 def checkpoint_dict(c: CheckpointFigures) -> dict[str, Any]:
@@ -100,14 +117,16 @@ def excluded_dict(e: ExcludedOption) -> dict[str, Any]:
 
 def result_dict(r: Result) -> dict[str, Any]:
     risk: dict[str, RiskStats] = r.extra.get("risk", {})
+    tco: dict[str, TotalCost] = r.extra.get("tco", {})
     return {
         "schema_version": SCHEMA_VERSION, "problem": r.problem_name, "as_of": r.as_of.isoformat(),
         "status": r.status,
         "objective": {"value_units": r.objective, "bound_units": r.bound, "money_unit_usd": r.unit,
                       **({"gap": _r(r.gap, 6)} if r.status == "feasible" and r.gap is not None else {})},
         **({"stopped_by": r.stopped_by} if r.stopped_by else {}),
-        "plan": plan_dict(r.plan, risk.get(r.plan.option), r.as_of) if r.plan else None,
-        "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of), "delta_usd": _r(a.delta_usd, 0),
+        "plan": plan_dict(r.plan, risk.get(r.plan.option), r.as_of, tco.get(r.plan.option)) if r.plan else None,
+        "alternatives": [{**plan_dict(a.plan, risk.get(a.plan.option), r.as_of, tco.get(a.plan.option)),
+                          "delta_usd": _r(a.delta_usd, 0),
                           "proven_best": a.settled_usd == 0,
                           **({"best_may_cost_less_usd": _r(a.settled_usd, 0)} if a.settled_usd else {})}
                          for a in r.alternatives],

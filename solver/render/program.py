@@ -16,12 +16,12 @@ from typing import Any
 from tabulate import tabulate
 
 from ..answers.program import ProgramReport, ProgramWhyNot
-from ..inputs.program import ProgramProblem, quarter_of
+from ..answers.program_gates import DecisionGate, decision_gates, program_warnings, quarter_spend
+from ..inputs.program import ProgramProblem
 from ..inputs.saved import SCHEMA_VERSION
 from ..answers.history import InputChange
 from .diff import cause_text
 from .jsonout import quote_snapshot
-from ..model.program import rent_per_day
 from ..solve.program import MAX_CHANCE_ROUNDS, ProgramPlan, power_profile
 
 LIMITATIONS = (
@@ -62,19 +62,13 @@ def _d(pp: ProgramProblem, day: int) -> str:
 def all_quarters(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
     """Cash committed in every quarter from the first order or run to the program's end, with its cap if any."""
     caps = pp.spec.budget.per_quarter_usd
-    spend: dict[str, float] = {}
-    for p in plan.purchases:
-        label = quarter_of(pp.as_of + timedelta(days=p.order_day))
-        spend[label] = spend.get(label, 0.0) + p.capex_usd
-    for r in plan.runs:
-        for d in range(r.start_day, r.end_day):
-            label = quarter_of(pp.as_of + timedelta(days=d))
-            spend[label] = spend.get(label, 0.0) + rent_per_day(r.candidate)
+    spend = quarter_spend(pp, plan)
     labels = sorted(set(spend) | set(caps))
     return [{"quarter": q, "spend_usd": round(spend.get(q, 0.0)), "cap_usd": caps.get(q)} for q in labels]
 
 
 def _workloads(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
+    gates = {g.workload: g for g in decision_gates(pp, plan)}
     out = []
     for r in plan.runs:
         c = r.candidate
@@ -82,7 +76,31 @@ def _workloads(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
                     "nodes": c.nodes, "gpus": c.gpus, "start": _d(pp, r.start_day), "finish": _d(pp, r.end_day),
                     "days": c.days, "owned": c.owned, "quotes": [c.quote] if c.quote else [],
                     "cost_usd": round(c.cost_usd), "cash_usd": round(c.cash_usd)})
+        if r.workload in gates:
+            out[-1]["decision_gate"] = _gate(pp, gates[r.workload])
     return out
+
+
+def _gate(pp: ProgramProblem, g: DecisionGate) -> dict[str, Any]:
+    """A gated workload's `decision_gate`: its gates, the day they finish, and its first lot order (owned) or the
+    last day to commit its rented quote."""
+    out: dict[str, Any] = {"after": list(g.after), "gates_finish": _d(pp, g.gates_finish)}
+    if g.ordered is not None:
+        out["ordered"] = _d(pp, g.ordered)
+    if g.commit_by is not None:
+        out["commit_by"] = _d(pp, g.commit_by)
+    return out
+
+
+def _gate_text(pp: ProgramProblem, g: DecisionGate) -> str:
+    head = f"{g.workload}'s hardware is decided after {', '.join(g.after)} (finished {_d(pp, g.gates_finish)})"
+    if g.commit_by is not None and g.commit_by == g.gates_finish:
+        return f"{head}: commit {g.quote} on {_d(pp, g.commit_by)} for the planned start"
+    if g.commit_by is not None:
+        return f"{head}: commit {g.quote} between {_d(pp, g.gates_finish)} and {_d(pp, g.commit_by)}"
+    if g.ordered is not None:
+        return f"{head}: its {g.system} lots are ordered from {_d(pp, g.ordered)}"
+    return head
 
 
 def _purchases(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
@@ -136,6 +154,7 @@ def program_dict(rep: ProgramReport) -> dict[str, Any]:
                 "met": [{"workload": w, "share": round(p, 4)} for w, p in rep.chances]}
     return {"schema_version": SCHEMA_VERSION, "problem": pp.spec.name, "as_of": pp.as_of.isoformat(),
             "status": o.status, "program": body, "explanation": _explanation(rep),
+            "warnings": list(program_warnings(pp, plan)) if plan is not None else [],
             "candidates": {"per_workload": {w.id: len(w.candidates) for w in rep.data.workloads},
                            "sizes_per_option": rep.data.sizes_per_option,
                            "note": "the optimum is over these candidates (risk.program.sizes_per_option widens "
@@ -184,6 +203,10 @@ def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
                       w["quotes"][0] if w["quotes"] else "owned", _m(w["cost_usd"])] for w in d["workloads"]],
                     headers=["workload", "option", "nodes", "GPUs", "start", "finish", "days", "on", "run cost"]),
            ""]
+    gates = decision_gates(pp, plan)
+    if gates:
+        out += ["Decision gates (decide_after: nothing ordered or committed before the gates finish):"]
+        out += [f"  {_gate_text(pp, g)}" for g in gates] + [""]
     if plan.purchases:
         out += ["Purchases (order, delivery, installed and usable; held until the program ends):",
                 tabulate([[p["quote"], p["lots"], p["nodes"], p["order"], p["delivered"], p["usable"],
@@ -263,6 +286,9 @@ def render_program(rep: ProgramReport) -> str:
                   "--max-seconds) one may be.", ""]
     if o.plan is not None:
         lines += _plan_text(rep, o.plan)
+        warnings = program_warnings(rep.program, o.plan)
+        if warnings:
+            lines += ["", "WARNINGS"] + [f"  ! {w}" for w in warnings]
     lines += _explanation_text(rep)
     lines += ["", "Not modelled: " + "; ".join(LIMITATIONS) + "."]
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ from ..estimate.cost import RISK_LINES
 from ..inputs.units import si, usd
 from ..solve.plan import ExcludedOption, Plan, Result
 from .safe import clean
+from .tco_view import tco_table
 
 LINE_LABEL = {"compute": "compute", "network_storage": "network", "spares": "hot spares",
               "resale_credit": "resale after the run",
@@ -442,6 +443,9 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
                  f"estimated prices; seed {first.seed}; ± = sampling error of the difference to the chosen plan):")
         out += (["## Risk", "", title, "", risk_table(r, fmt, top), ""] if markdown else
                 [title, risk_table(r, fmt, top), ""])
+    title, table = tco_table(r, fmt, top) if verbose else ("", "")
+    if table:
+        out += ["## Total cost over the horizon", "", title, "", table, ""] if markdown else [title, table, ""]
     if r.explanation:
         text = render_explanation(r.explanation, verbose=verbose)
         out += (["## Why there is no plan", "", "```", text, "```", ""] if markdown else [text, ""])

@@ -2,11 +2,13 @@
 
 It reads the validated program (spec, catalog, assumptions) and the decoded plan — never the CP-SAT model — and
 recomputes, day by day, what the model was asked to guarantee: one run per workload inside its own and the
-program's dates, precedences, the same accelerator where asked, owned nodes in use never above the lots usable
-that day, rented quotes never above their capacity, installed power never above the limit of that day (the steps
-included), racks, each quarter's committed cash under its cap, the program budget; and it prices each bought lot
-again from its quote and the assumptions (own resale interpolation), so that a wrong table, a wrong held time or a
-wrong rounding in the model cannot pass (ortools 9.15's wrong-optimum bug is why every plan is re-checked).
+program's dates, precedences, decision gates (`decide_after`: the run starts, its rented quote is committed and its
+system's lots are ordered no sooner than its gates finish), the same accelerator where asked, owned nodes in use
+never above the lots usable that day, rented quotes never above their capacity, installed power never above the
+limit of that day (the steps included), racks, each quarter's committed cash under its cap, the program budget;
+and it prices each bought lot again from its quote and the assumptions (own resale interpolation), so that a wrong
+table, a wrong held time or a wrong rounding in the model cannot pass (ortools 9.15's wrong-optimum bug is why every
+plan is re-checked).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..errors import PlanCheckError
 from ..estimate.scenarios import wall_hours
 from ..estimate.uncertainty import Draws, lead_days, mfu_factor, porting_days
 from ..inputs.program import ProgramProblem, quarter_of
-from ..inputs.rules import lot_allowed, option_attrs, program_run_hits
+from ..inputs.rules import adjustments, delay_days, lot_allowed, names_quote, option_attrs, program_run_hits
 from .program import ProgramPlan, Purchase, RunPlan
 
 TOL_USD = 1.0
@@ -100,6 +102,39 @@ def _runs(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
                 bad.append(f"{w.id} starts before {a} ends")
         if w.same_hardware_as and ids[w.id].candidate.accelerator != ids[w.same_hardware_as].candidate.accelerator:
             bad.append(f"{w.id} is not on {w.same_hardware_as}'s accelerator")
+    return bad
+
+
+def _gates(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
+    """`decide_after`: with G the latest finish of a workload's gates, its run starts on or after G; on a rented
+    quote, on or after G + the quote's lead time at the confidence + the rules' delays at that run (committed on G
+    at the soonest, and by its `valid_until`); on owned nodes, every lot of its system is ordered on or after G."""
+    bad: list[str] = []
+    a = pp.first.assumptions.values
+    cat = pp.first.catalog
+    runs = {r.workload: r for r in plan.runs}
+    for w in pp.spec.workloads:
+        if not w.decide_after:
+            continue
+        r, gate = runs[w.id], max(runs[g].end_day for g in w.decide_after)
+        c = r.candidate
+        if r.start_day < gate:
+            bad.append(f"{w.id} starts before its decision gates ({', '.join(w.decide_after)}) finish")
+        if c.quote is not None:
+            q = cat.quotes[c.quote]
+            kw = c.nodes * float(cat.systems[c.system].node_kw.value)
+            delay = sum(delay_days(then) for rule, then in adjustments(pp.spec.rules, _attrs(pp, c.system, c.mode),
+                                                                         c.gpus, c.nodes, c.days, kw)
+                        if names_quote(rule, [q.id]))
+            if r.start_day < gate + math.ceil(q.lead_days(a.confidence)) + delay:
+                bad.append(f"{w.id}: {q.id} would have to be committed before its decision gates finish")
+            if pp.as_of + timedelta(days=gate) > q.valid_until:
+                bad.append(f"{w.id}: {q.id} is committed after its decision gates finish, when it has expired")
+        else:
+            early = [p for p in plan.purchases if p.quote.system == c.system and p.order_day < gate]
+            if early:
+                bad.append(f"{w.id} runs on {c.system} lots ordered before its decision gates finish "
+                           f"({early[0].quote.quote} on day {early[0].order_day})")
     return bad
 
 
@@ -282,8 +317,8 @@ def _confidence(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
 
 
 def program_violations(pp: ProgramProblem, plan: ProgramPlan) -> list[str]:
-    return (_runs(pp, plan) + _lots(pp, plan) + _rules(pp, plan) + _daily(pp, plan) + _money(pp, plan)
-            + _confidence(pp, plan))
+    return (_runs(pp, plan) + _gates(pp, plan) + _lots(pp, plan) + _rules(pp, plan) + _daily(pp, plan)
+            + _money(pp, plan) + _confidence(pp, plan))
 
 
 def check_program(pp: ProgramProblem, plan: ProgramPlan) -> None:
