@@ -18,6 +18,7 @@ from tabulate import tabulate
 from ..answers.program import ProgramReport, ProgramWhyNot
 from ..answers.program_gates import DecisionGate, decision_gates, program_warnings, quarter_spend
 from ..inputs.program import ProgramProblem
+from ..inputs.units import usd
 from ..inputs.saved import SCHEMA_VERSION
 from ..answers.history import InputChange
 from .diff import cause_text
@@ -162,8 +163,9 @@ def program_dict(rep: ProgramReport) -> dict[str, Any]:
             "limitations": list(LIMITATIONS)}
 
 
-def _m(usd: float | None) -> str:
-    return "-" if usd is None else f"${usd / 1e6:,.2f}M"
+def _m(amount: float | None) -> str:
+    """Compact dollars with their unit ($1.21M, $410k, $2.4k): a $2,400 bake-off is not "$0.00M"."""
+    return "-" if amount is None else usd(amount)
 
 
 def gantt_text(pp: ProgramProblem, plan: ProgramPlan, width: int = 60) -> str:

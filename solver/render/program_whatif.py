@@ -13,11 +13,13 @@ from typing import Any
 from tabulate import tabulate
 
 from ..inputs.saved import SCHEMA_VERSION
+from ..inputs.units import usd
 from .safe import clean
 
 
-def _m(usd: float | None) -> str:
-    return "-" if usd is None else f"${usd / 1e6:,.2f}M"
+def _m(amount: float | None) -> str:
+    """Compact dollars with their unit ($1.21M, $410k, $2.4k): a $2,400 bake-off is not "$0.00M"."""
+    return "-" if amount is None else usd(amount)
 
 
 def _run(w: dict[str, Any]) -> str:
