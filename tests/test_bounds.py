@@ -30,6 +30,7 @@ import solver.solve.grow as grow_mod
 from solver.answers.conflicts import PairOracle
 from solver.estimate.checkpoints import data_cost, provider_class
 from solver.estimate.cost import buy_node_lines, cloud_node_lines, spare_fraction
+from solver.estimate.payments import deposit_share_days
 from solver.estimate.options import owning, problem_run_data, spare_nodes_pct
 from solver.estimate.outlook import Outlook
 from solver.inputs.problem import load_problem
@@ -384,7 +385,8 @@ def _node_lines(o: Any, q: Any, lp: Any, n: int, ideal: float, wall: float, wait
                               install_days=a.install_days[o.accel.cls], wait_days=wait,
                               node_kw=float(o.system.node_kw.value), pue=site.pue,
                               usd_per_kwh=site.electricity_usd_per_kwh, money=a.money, owning=owning(lp),
-                              consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate", spares=spares)
+                              consumer=o.accel.cls == "consumer", estimate=q.kind == "estimate", spares=spares,
+                              deposit_share_days=deposit_share_days(q, a.money, a.confidence))
     data = data_cost(problem_run_data(lp), provider_class(q.mode, q.vendor, a.data), a.data).per_node(n)
     return cloud_node_lines(usd_per_gpu_hour=q.price, per_node=o.system.per_node, ideal_hours=ideal,
                             wall_hours=wall, commit_months=q.commit_months, money=a.money,

@@ -309,8 +309,10 @@ def test_solve_text_formats_show_the_chosen_plan(runner, finetune_json, memo_sol
     assert "CHOSEN" in out
     chosen = [line for line in out.splitlines() if "CHOSEN" in line]
     assert any(plan["system"] in line and plan["accelerator"] in line for line in chosen), chosen
-    row = [line for line in chosen if plan["system"] in line and plan["mode"] in line and "·" not in line]
-    assert row and re.search(rf"\b{re.escape(plan['accelerator'])}\b.*\b{plan['mode']}\b", row[0]), chosen
+    offer = {"buy": "buy", "cloud": "on demand", "cloud-reserved": "reserved", "cloud-spot": "spot",
+             "managed": "managed"}[plan["offer"]]   # the offer as a buyer names it, in the table
+    row = [line for line in chosen if plan["system"] in line and offer in line and "·" not in line]
+    assert row and re.search(rf"\b{re.escape(plan['accelerator'])}\b.*\b{offer}\b", row[0]), chosen
     for q in plan["quotes"]:
         assert q["id"] in out
     if fmt == "markdown":

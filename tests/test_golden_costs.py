@@ -159,9 +159,10 @@ def late_days(p50: float, p90: float, allowance: float) -> float:
 
 
 def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: float, system: str,
-          pue: float, tariff: float, estimate: bool) -> tuple[dict[str, float], dict[str, float]]:
+          pue: float, tariff: float, estimate: bool, lead_days: float) -> tuple[dict[str, float], dict[str, float]]:
     """(cost, cash) lines of nodes bought and sold after the run (the default `after_run: resell`), held from
-    delivery: install + wait + run (README "The cost of owning")."""
+    delivery: install + wait + run (README "The cost of owning"); the deposit paid at order (`money.deposit_pct` of
+    the servers, network and hot spares) costs its capital for the `lead_days` from order to delivery."""
     m = A["money"]
     capex = nodes * price
     extra = m["network_capex_fraction"] if nodes > 1 else 0.0     # the network; storage is its own line
@@ -184,6 +185,7 @@ def owned(*, price: float, nodes: int, ideal: float, wall: float, wait_days: flo
     }
     # hot spares: s more nodes, bought, held for the run as expected and resold alike (the hall not cash: own hall)
     cost["spares"] = s * (cluster * (1 - resale(held_w / 8760)) + (cluster * sum(per_year) + hall) * held_w / 8760)
+    cost["deposit_capital"] = (1 + s) * cluster * m["deposit_pct"] / 100 * per_year[0] * lead_days / 365
     if estimate:
         lost = cluster * (1 - resale(held_w / 8760)) + cluster * sum(per_year) * held_w / 8760
         cost["estimate_price"] = (1 + s) * lost * m["estimate_price_risk_pct"] / 100
@@ -283,7 +285,7 @@ quotes:
     ideal, wall = hand_hours(params=10e9, tokens=20e9, layers=32, hidden=4096, seq=2048, system="dgx-h100", nodes=2)
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=0, system="dgx-h100", pue=1.25,
-                           tariff=0.10, estimate=True)
+                           tariff=0.10, estimate=True, lead_days=60)   # the p90 lead time: ordered 12-01, in 01-30
         ops = {"operations": operations("buy", 2, 16, w),
                **checkpoint_lines(mode="buy", cls="owned", nodes=2, gpus=16, wall=w, params=10e9, tokens=20e9)}
         return {**cost, **ops}, {**cash, **ops}
@@ -329,7 +331,7 @@ quotes:
     assert wait == 71
     def lines(i: float, w: float) -> tuple[dict[str, float], dict[str, float]]:
         cost, cash = owned(price=250_000, nodes=2, ideal=i, wall=w, wait_days=wait, system="dgx-h100", pue=1.25,
-                           tariff=0.10, estimate=False)
+                           tariff=0.10, estimate=False, lead_days=60)
         ops = {"operations": operations("buy", 2, 16, w),
                **checkpoint_lines(mode="buy", cls="owned", nodes=2, gpus=16, wall=w, params=10e9, tokens=20e9)}
         return {**cost, **ops}, {**cash, **ops}

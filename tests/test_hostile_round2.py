@@ -130,8 +130,8 @@ def test_a_scenario_count_that_cannot_fit_is_refused_up_front() -> None:
 
 
 def test_the_option_and_the_assumption_share_one_limit() -> None:
-    import cli
-    text = Path(cli.__file__).read_text()
+    import solver.cli.options as options
+    text = Path(options.__file__).read_text()
     assert f"click.IntRange(100, {MAX_SCENARIOS:_})" in text
 
 

@@ -83,8 +83,9 @@ def test_sensitivity_of_a_program_json(runner: CliRunner) -> None:
     d = json.loads(r.output)
     solved = json.loads(runner.invoke(main, ["solve", SMALL, "--format", "json"]).output)["program"]
     assert d["today"]["cost_usd"] == solved["cost_usd"] and d["today"]["cash_usd"] == solved["cash_usd"]
-    assert [row["value"] for row in d["sweeps"]["tokens"]] == ["50%", "75%", "100%", "125%", "150%"]
-    same = next(row for row in d["sweeps"]["tokens"] if row["value"] == "100%")
+    assert [row["value"] for row in d["sweeps"]["tokens"]] == [0.5, 0.75, 1.0, 1.25, 1.5]
+    assert {row["unit"] for row in d["sweeps"]["tokens"]} == {"factor"}
+    same = next(row for row in d["sweeps"]["tokens"] if row["value"] == 1.0)
     assert (same["cost_usd"], same["workloads"]) == (d["today"]["cost_usd"], d["today"]["workloads"]), \
         "the unchanged value, solved from the portable form, is today's plan"
     costs = [row["cost_usd"] for row in d["sweeps"]["electricity"]]

@@ -19,10 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.answers.dossier import cash_by_quarter
-from solver.estimate.cost import Lines
+from solver.estimate.payments import Order, PaymentTerms, Spend, by_quarter, payments
 from solver.inputs.units import usd
-from solver.solve.plan import Plan, PlanQuote
 
 REPO = Path(__file__).resolve().parent.parent
 DATACENTER = "constraints/datacenter.yaml"
@@ -122,29 +120,26 @@ def test_refusals_are_one_line_exit_2(tmp_path: Path) -> None:
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--output" in r.stderr
 
 
-def _bought_plan() -> Plan:
-    """Two bought quotes delivered in different quarters, run across a quarter's end."""
-    def quote(qid: str, nodes: int, price: float, delivered: date) -> PlanQuote:
-        return PlanQuote(qid, nodes, "v", "list", "buy", price, "usd per node", 30.0, delivered, date(2027, 12, 31),
-                         "[S1]", ordered=date(2027, 1, 1), delivered=delivered)
-    lines = Lines({"compute": 900.0, "network_storage": 100.0, "energy": 90.0, "porting": 7.0, "lateness": 5.0},
-                  {"compute": 900.0, "network_storage": 100.0, "energy": 90.0, "porting": 7.0})
-    return Plan(option="s/buy", accelerator="a", system="s", mode="buy", vendor="v", nodes=3, gpus=24,
-                quotes=(quote("q1", 2, 100.0, date(2027, 2, 10)), quote("q2", 1, 200.0, date(2027, 4, 2))),
-                start=date(2027, 5, 1), finish=date(2027, 8, 1), training_days=92.0, memory_required_gb=1.0,
-                memory_available_gb=2.0, recompute="none", tensor_parallel=1, power_kw=1.0, racks=None,
-                utilisation=0.4, efficiency=0.9, flops=1.0, gpu_hours=1.0, interruptions=0.0, lines=lines,
-                model_cost_units=0, unit=1, offer="buy")
+def _bought_spend() -> Spend:
+    """Two bought quotes ordered together and delivered in different quarters, a run across a quarter's end."""
+    terms = PaymentTerms(deposit_pct=20, payment_terms_days=30)
+    lots = (Order("q1", 500.0, date(2027, 1, 1), date(2027, 2, 10), terms),
+            Order("q2", 500.0, date(2027, 1, 1), date(2027, 4, 2), terms))
+    cash = {"compute": 900.0, "network_storage": 100.0, "energy": 90.0, "porting": 7.0}
+    return Spend(tuple(cash.items()), date(2027, 5, 1), date(2027, 8, 1), 92.0, lots)
 
 
 def test_cash_by_quarter_places_each_line_and_adds_up_to_the_cash() -> None:
-    quarters = cash_by_quarter(_bought_plan())
-    got = {q.quarter: (round(q.cash_usd, 6), round(q.hardware_usd, 6)) for q in quarters}
-    # hardware (1,000) split by price x nodes (200 : 200) and paid on delivery; porting (7) at the start; energy
-    # (90) over the 92 days from 2027-05-01: 61 in Q2, 31 in Q3; lateness is not cash.
-    assert got == {"2027-Q1": (500.0, 500.0), "2027-Q2": (round(500 + 7 + 90 * 61 / 92, 6), 500.0),
-                   "2027-Q3": (round(90 * 31 / 92, 6), 0.0)}
-    assert sum(q.cash_usd for q in quarters) == pytest.approx(sum(_bought_plan().lines.cash.values()))
+    quarters = by_quarter(payments(_bought_spend()))
+    got = {q.quarter: (round(q.usd, 6), round(q.hardware_usd, 6)) for q in quarters}
+    # hardware (1,000): 20% deposits (100 + 100) on the order day 2027-01-01, the balances (400 each) 30 days after
+    # delivery: 2027-03-12 (Q1) and 2027-05-02 (Q2); porting (7) on the start; energy (90) monthly in arrears over
+    # the run's 92 days = 92 / (730 / 24) months from 2027-05-01: a full month's share on 2027-06-01 (Q2), the rest
+    # in Q3. What the page charts (`Dossier.quarters`) is the plan's `cash_by_quarter`, made by the same function.
+    month = 90 * (730 / 24) / 92
+    assert got == {"2027-Q1": (600.0, 600.0), "2027-Q2": (round(400 + 7 + month, 6), 400.0),
+                   "2027-Q3": (round(90 - month, 6), 0.0)}
+    assert sum(q.usd for q in quarters) == pytest.approx(1097.0)
 
 
 def _chromium() -> str | None:

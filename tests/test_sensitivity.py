@@ -14,6 +14,7 @@ from cli import main
 from solver.answers.sensitivity import break_evens, sweeps
 from solver.inputs.overrides import Change
 from solver.inputs.problem import load_problem
+from solver.render.jsonout import sensitivity_dict, to_json
 from solver.solve.pipeline import SolveSettings, solve_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,9 @@ def test_command_sweeps_on_a_pool_while_it_searches_break_evens(chosen: dict, to
     r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--top", "1", "--sweep", "tokens", "--format", "json",
                                   "--executor", "process", "--workers", "2"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == {"break_even": [chosen], "sweeps": {"tokens": tokens}}
+    assert json.loads(r.output) == json.loads(to_json(sensitivity_dict([chosen], {"tokens": tokens})))
+    assert [row["value"] for row in json.loads(r.output)["sweeps"]["tokens"]] == [0.5, 0.75, 1.0, 1.25, 1.5], \
+        "JSON has the factors as numbers (the table their labels, 50% … 150%)"
 
 
 def test_without_a_plan_the_command_says_so() -> None:

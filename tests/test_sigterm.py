@@ -167,7 +167,7 @@ def _ray_starting(sid: int) -> bool:
     return any("/raylet/raylet" in _cmdline(pid) for pid in _session(sid))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is an optional extra (plan[ray])")
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is an optional extra (gpu-plan[ray])")
 @pytest.mark.parametrize("ready", [_ray_starting, _ray_units], ids=["ray-starting", "units-running"])
 def test_sigterm_shuts_ray_down(ready: Callable[[int], bool]) -> None:
     """`plan sweep --executor ray`: the local Ray (GCS, raylet, agents, workers) ends with the command, also when

@@ -130,7 +130,7 @@ def test_a_process_pool_gives_the_same_bytes(finetune_units: tuple[Any, list[Any
 def ray_cluster() -> Any:
     """One real local Ray cluster (2 CPUs) for the test session."""
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("ray is not installed here (pip install 'plan[ray]'); the test extra installs it where it can")
+        pytest.skip("ray is not installed here (pip install 'gpu-plan[ray]'); the test extra installs it where it can")
     import ray
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield ray
@@ -148,7 +148,7 @@ def test_ray_gives_the_same_bytes(ray_cluster: Any, finetune_units: tuple[Any, l
 
 def test_a_missing_ray_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
-    with pytest.raises(InputError, match=r"pip install 'plan\[ray\]'"):
+    with pytest.raises(InputError, match=r"pip install 'gpu-plan\[ray\]'"):
         make_executor("ray")
     r = CliRunner().invoke(main, ["sweep", str(FINETUNE), "--set-grid", "budget.max_usd=1M", "--executor", "ray"])
     assert r.exit_code == 2 and "--executor ray: Ray is not installed" in r.output, r.output

@@ -28,8 +28,8 @@ CAT = ROOT / "catalogs"
 DATACENTER = str(ROOT / "constraints" / "datacenter.yaml")
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
-RUN_OWN = ("porting", "storage", "data_transfer", "orchestration", "recovery", "lateness", "consumer_risk",
-           "estimate_price", "tail", "rules")
+RUN_OWN = ("deposit_capital", "porting", "storage", "data_transfer", "orchestration", "recovery", "lateness",
+           "consumer_risk", "estimate_price", "tail", "rules")
 
 
 def _number(v: Any) -> Any:

@@ -24,3 +24,25 @@ def test_program_run_costs_and_quarters_keep_their_unit() -> None:
         assert re.fullmatch(r"\$\d[\d.,]*[kMB]?", shown), (name, shown)
     # a bake-off of one node for a week costs thousands, shown as such
     assert any(re.fullmatch(r"\$\d+(\.\d)?k", v) for k, v in rows.items() if k.startswith("bakeoff-")), rows
+
+
+def test_expected_interruptions_are_never_rounded_to_nothing() -> None:
+    """A one-GPU run of a few hours has a small chance of an interruption: shown as such, not "~0"."""
+    from solver.render.text import expected_count
+    assert [expected_count(x) for x in (0.0, 0.0017, 0.35, 3.26, 12.3)] == ["0", "0.0017", "0.35", "~3.3", "~12"]
+    r = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "lora-small.yaml"), "--verbose"],
+                           env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.stdout.splitlines() if "expected interruptions" in x)
+    assert "~0 " not in line and re.search(r"incl\. 0\.\d+ expected interruptions", line), line
+
+
+def test_a_short_run_is_not_zero_days_long() -> None:
+    """The alternatives table gives a 0.4-day run as 0.4, not 0; long runs in whole days."""
+    from solver.render.text import day_count
+    assert [day_count(x) for x in (0.4, 2.26, 9.9, 10.0, 193.4)] == ["0.4", "2.3", "9.9", "10", "193"]
+    r = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "lora-small.yaml"), "--verbose"],
+                           env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    chosen = next(x for x in r.stdout.splitlines() if x.startswith("CHOSEN") and "2026-12-31" in x)
+    assert " 0.4 " in chosen, chosen

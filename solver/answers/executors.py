@@ -2,7 +2,7 @@
 
 Each executor maps one function over a list of plain-data units and returns the answers in the units' order, so
 the caller cannot tell them apart except by speed: the answers are byte-identical (see `sweep.py` for why). Ray is
-an optional extra (`pip install 'plan[ray]'`), imported only when asked for.
+an optional extra (`pip install 'gpu-plan[ray]'`), imported only when asked for.
 
 `start` hands the units over and returns at once, so that this process can do other work while they run
 (`plan sensitivity` computes its break-even prices while the sweeps run on the pool); `map` is `start` followed by
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
-from .. import collect
+from .. import DISTRIBUTION, collect
 from ..errors import InputError
 
 log = logging.getLogger(__name__)
@@ -460,7 +460,7 @@ def import_ray() -> Any:
         with _env_while_importing(RAY_CRASH_HANDLER_OFF, "1", "ray"):
             import ray
     except ImportError:
-        raise InputError("Ray is not installed: pip install 'plan[ray]' (or pip install ray), or use "
+        raise InputError(f"Ray is not installed: pip install '{DISTRIBUTION}[ray]' (or pip install ray), or use "
                          "--executor process", origin="--executor ray") from None
     return ray
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from ..errors import InputError
@@ -21,6 +22,7 @@ from ..solve.engine import INFEASIBLE, Limits
 from ..solve.program import ProgramOutcome, ProgramPlan, date_of, optimise, plan_waits
 from ..solve.program_check import check_program
 from .history import input_changes
+from .program_decision import ProgramDecision, program_decision
 from .program_explain import ProgramExplanation, explain, explain_widening
 
 
@@ -37,12 +39,24 @@ class ProgramReport:
     chances: tuple[tuple[str, float], ...] = ()
     """Under `policy.deadline_confidence`: each workload with a deadline and the share of scenarios in which the
     plan meets it."""
+    limits: Limits | None = field(default=None, compare=False, repr=False)
+    """The limits of `decision`'s solves; None where no decision is asked for (a why-not's forced program, a
+    frontier point)."""
+
+    @cached_property
+    def decision(self) -> ProgramDecision | None:
+        """What the gated workload's bake-offs are worth (`program_decision.py`), computed on first use: `plan
+        solve` shows it; `plan risk`, sweeps and sensitivity values never read it, and do not pay its solves."""
+        if self.limits is None:
+            return None
+        return program_decision(self.program, self.data, self.outcome.plan, self.limits)
 
 
 def solve_program(pp: ProgramProblem, limits: Limits) -> ProgramReport:
     """The program's plan; when it has none, the explanation is over candidates that include the options its
     policy and site rule out (`gathered(policy_barred=True)`), so that a conflict can name those sections too."""
-    return _solve_data(pp, program_data(pp), limits, lambda: reduced(gathered(pp, policy_barred=True)))
+    report = _solve_data(pp, program_data(pp), limits, lambda: reduced(gathered(pp, policy_barred=True)))
+    return replace(report, limits=limits)
 
 
 

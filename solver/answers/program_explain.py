@@ -28,6 +28,10 @@ class Relaxation:
     """The limit at which the program becomes feasible, in the group's unit (a date, dollars, kW, nodes); None when
     no value of it alone does (another limit of the conflict binds as well once it moves)."""
     proven: bool
+    amount: float | str | None = None
+    """`value` typed, for JSON: a number in `unit` (dollars, kW, racks, nodes), or the ISO date of a deadline."""
+    unit: str | None = None
+    """usd, day (a date), kW, rack or node; None with `value`."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,22 @@ def _unplannable(data: ProgramData) -> list[tuple[str, str]]:
     return out
 
 
+def _relaxed(data: ProgramData, gid: str, value: int, proven: bool) -> Relaxation:
+    """The relaxation of `gid` to the model's `value`: its text (`_format`) and its typed amount and unit."""
+    amount: float | str
+    if "deadline" in gid:
+        amount, unit = date_of(data, value).isoformat(), "day"
+    elif gid == "budget.max_usd":
+        amount, unit = value * UNIT, "usd"
+    elif "per_quarter_usd" in gid:
+        amount, unit = value, "usd"
+    elif gid.startswith("site.it_power_kw") or gid.startswith("site.power_steps"):
+        amount, unit = round(value / 10, 1), "kW"
+    else:
+        amount, unit = value, "rack" if gid == "site.racks" else "node"
+    return Relaxation(gid, _format(data, gid, value), proven, amount, unit)
+
+
 def _format(data: ProgramData, gid: str, value: int) -> str:
     if "deadline" in gid:
         return str(date_of(data, value))
@@ -115,7 +135,7 @@ def relaxation(pm: ProgramModel, engine: Engine, gid: str) -> Relaxation | None:
         return None
     if gid.endswith("schedule.deadline") and pm.data.chance is not None and CONFIDENCE_GROUP in others:
         return _deadline_at_confidence(pm, engine, gid, others, out.value(tops[-1]), out.status == OPTIMAL)
-    return Relaxation(gid, _format(pm.data, gid, out.value(tops[-1])), out.status == OPTIMAL)
+    return _relaxed(pm.data, gid, out.value(tops[-1]), out.status == OPTIMAL)
 
 
 def _deadline_at_confidence(pm: ProgramModel, engine: Engine, gid: str, others: set[str], lo: int,
@@ -131,7 +151,7 @@ def _deadline_at_confidence(pm: ProgramModel, engine: Engine, gid: str, others: 
 
     first = status(lo)
     if first != INFEASIBLE:
-        return Relaxation(gid, _format(pm.data, gid, lo), proven) if first != UNKNOWN else None
+        return _relaxed(pm.data, gid, lo, proven) if first != UNKNOWN else None
     below, step, top = lo, 7, pm.data.calendar_days
     while True:
         day = min(top, below + step)
@@ -150,7 +170,7 @@ def _deadline_at_confidence(pm: ProgramModel, engine: Engine, gid: str, others: 
         if got == UNKNOWN:
             return None
         below, above = (mid, above) if got == INFEASIBLE else (below, mid)
-    return Relaxation(gid, _format(pm.data, gid, above), True)
+    return _relaxed(pm.data, gid, above, True)
 
 
 def explain(pm: ProgramModel, engine: Engine) -> ProgramExplanation:

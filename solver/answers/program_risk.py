@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..estimate.options import Option, Point, build_universe, node_cost_at, plan_fixed_cost_at
+from ..estimate.options import Option, Point
 from ..estimate.program import Candidate, LotQuote, held_tables, run_money
 from ..estimate.program_chance import DrawnScenarios, finishes
-from ..estimate.scenarios import CostCurve, cvar, quantile, wall_kinks
+from ..estimate.program_runs import lines_at, point_of
+from ..estimate.scenarios import cvar, quantile
 from ..estimate.uncertainty import Draws, price_factor
 from ..inputs.catalog import PRICE_FIELDS
 from ..inputs.program import ProgramProblem
@@ -96,14 +97,7 @@ class Simulated:
 
 def _point_of(pp: ProgramProblem, c: Candidate) -> tuple[Option, Point]:
     """The option and point a candidate was priced from (its workload's universe over its one pair)."""
-    problem = pp.problem_of(c.workload)
-    universe = build_universe(problem, only_pairs={f"{c.accelerator}/{c.option.partition('/')[2]}"})
-    for o in universe.options:
-        if o.id == c.option:
-            for pt in o.points:
-                if pt.n == c.nodes and pt.time is not None:
-                    return o, pt
-    raise LookupError(f"{c.label} of {c.workload} is not a point of its problem")
+    return point_of(pp.problem_of(c.workload), c)
 
 
 @dataclass(frozen=True)
@@ -139,24 +133,9 @@ def prepare_plan(pp: ProgramProblem, report: ProgramReport) -> Prepared:
 
 def _lines_at(pp: ProgramProblem, c: Candidate, o: Option, pt: Point, wall: np.ndarray,
               factor: np.ndarray | None) -> Any:
-    """A run's cost lines (without porting, which the program pays once) at `wall` hours per scenario."""
-    problem = pp.problem_of(c.workload)
-    a = problem.assumptions.values
-    porting = o.porting.weeks * a.money.engineer_usd_per_month * 12.0 / 52.0
-    lo, hi = float(wall.min()), float(wall.max())
-    total = CostCurve.of(lambda h: plan_fixed_cost_at(o, problem, c.nodes, h) - porting, lo, hi,
-                         wall_kinks(a.money, 0.0, 0.0))(wall)
-    if c.quote is None:
-        site = problem.spec.site
-        assert site is not None
-        return total + pt.power_kw * site.pue * site.electricity_usd_per_kwh * wall
-    q = problem.catalog.quotes[c.quote]
-    grid = sorted({lo, hi, *(k for k in wall_kinks(a.money, q.commit_months, 0.0, q.term_hours) if lo < k < hi)})
-    pairs = [node_cost_at(o, q, problem, c.nodes, h, 0) for h in grid]
-    c0 = CostCurve(np.array(grid), np.array([p[0] for p in pairs]))(wall)
-    c1 = CostCurve(np.array(grid), np.array([p[1] for p in pairs]))(wall)
-    price = q.price * (factor if factor is not None and q.kind == "estimate" else 1.0)
-    return total + c.nodes * (c0 + price * c1)
+    """A run's cost lines (without porting, which the program pays once) at `wall` hours per scenario
+    (`estimate.program_runs.lines_at`)."""
+    return lines_at(pp.problem_of(c.workload), c, o, pt, wall, factor)
 
 
 def _lot_parts(pp: ProgramProblem, lq: LotQuote, horizon: int) -> tuple[np.ndarray, np.ndarray]:

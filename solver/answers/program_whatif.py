@@ -95,17 +95,20 @@ def start_program_sweeps(pp: ProgramProblem, limits: Limits, which: Sequence[str
     names = list(which or SWEEPS)
     data = portable_program(pp)
     work: list[ProgramUnit] = []
+    swept: list[float] = []
     for name in names:
         for f in SWEEPS[name]:
             got = sweep_changes(pp, name, f)
             if got is not None:
                 pp.with_changes(got[1])  # validated here, before any unit is sent anywhere
                 work.append(ProgramUnit(len(work), data, name, got[0], got[1], limits.time_limit))
+                swept.append(f)
 
     def by_sweep(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Rows by sweep; `swept` is the value as a number (the factor, or the days added), `value` its label."""
         out: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-        for unit, row in zip(work, rows, strict=True):
-            out[unit.name].append(row)
+        for unit, f, row in zip(work, swept, rows, strict=True):
+            out[unit.name].append({**row, "swept": f})
         return {k: v for k, v in out.items() if v}
 
     return (executor or Local()).start(run_unit, work).then(by_sweep)

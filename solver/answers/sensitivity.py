@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import collect
-from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS
+from ..inputs.catalog import MAX_LEAD_DAYS, PRICE_FIELDS, PRICE_UNITS, price_text
 from ..inputs.overrides import Change
 from ..inputs.problem import PortableProblem, Problem, portable
 from ..solve.best import best_only
@@ -82,7 +82,8 @@ class SweepValue:
 
 
 def solve_value(unit: SweepValue) -> dict[str, Any] | None:
-    """The plan one swept value leads to (None when the input does not apply), from the unit's data alone."""
+    """The plan one swept value leads to (None when the input does not apply), from the unit's data alone: `value`
+    its label (`80%`, `+30 d`), `swept` the number (the factor, or the days added to every lead time)."""
     got = variant(unit.problem.problem(), unit.name, unit.factor)
     if got is None:
         return None
@@ -92,7 +93,7 @@ def solve_value(unit: SweepValue) -> dict[str, Any] | None:
                              alternatives=False)
     r = best_only(varied, settings)  # only the winner is shown: pairs that cannot win are not searched
     p = r.plan
-    return {"value": label, "status": r.status, "option": p.option if p else None,
+    return {"value": label, "swept": unit.factor, "status": r.status, "option": p.option if p else None,
             "nodes": p.nodes if p else None, "cost_usd": round(p.total_cost) if p else None,
             "finish": p.finish.isoformat() if p else None}
 
@@ -144,14 +145,18 @@ def break_evens_of(wn: WhyNot, top: int = 3) -> list[dict[str, Any]]:
         return []
     chosen = full.plan
     main_q = max(chosen.quotes, key=lambda q: (q.nodes, q.id))
+    quotes = wn.problem.catalog.quotes
     out: list[dict[str, Any]] = [{"plan": chosen.option, "role": "chosen", "cost_usd": round(chosen.total_cost),
                                   "quote": main_q.id, "current": main_q.price,
+                                  "unit": PRICE_UNITS[quotes[main_q.id].mode],
                                   **_chosen_break_even(wn, main_q.id, full)}]
     for alt in full.alternatives[: max(0, top - 1)]:
         res = wn.ask(alt.plan.option)
         be = res.get("break_even") or {}
+        qid = be.get("quote")
         out.append({"plan": alt.plan.option, "role": "runner-up", "cost_usd": round(alt.plan.total_cost),
-                    "quote": be.get("quote"), "current": be.get("current"), "break_even": be.get("price"),
+                    "quote": qid, "current": be.get("current"),
+                    "unit": PRICE_UNITS[quotes[qid].mode] if qid in quotes else None, "break_even": be.get("price"),
                     "note": be.get("note")})
     return out
 
@@ -199,7 +204,8 @@ def _chosen_break_even(wn: WhyNot, quote_id: str, full: Result) -> dict[str, Any
     if found is None:
         return {"break_even": None, "note": f"stays chosen even at {2 ** BREAK_EVEN_DOUBLINGS}x today's price"}
     lo, hi = found
-    return {"break_even": round(lo, 2), "note": f"chosen up to {lo:,.2f}; at {hi:,.2f} another plan wins"}
+    return {"break_even": round(lo, 2), "note": f"chosen up to {price_text(lo, q.mode)}; at {price_text(hi, q.mode)} "
+                                                f"another plan wins"}
 
 
 def _fast_predicate(wn: WhyNot, full: Result, repriced: Callable[[float], Problem],

@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..estimate.options import Option, offer_of, option_quote_ready
-from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Quote
+from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Quote, price_text
 from ..inputs.problem import Problem
 from ..solve.pipeline import Context, SolveSettings, prepare
 from ..solve.plan import Plan, Result
@@ -106,8 +106,8 @@ def break_even(problem: Problem, settings: SolveSettings, ctx: Context, result: 
         out.update(price=None, note="wins at any price searched: other costs do not compete")
         return out
     lo, hi = found
-    out.update(price=round(lo, 2), note=f"at {lo:,.2f} or less ({PRICE_UNITS[q.mode]}) it would be the plan; "
-                                        f"at {hi:,.2f} it is not")
+    out.update(price=round(lo, 2), note=f"at {price_text(lo, q.mode)} or less it would be the plan; "
+                                        f"at {price_text(hi, q.mode)} it is not")
     return out
 
 

@@ -17,7 +17,7 @@ from .. import collect
 from ..errors import InputError
 from ..estimate.cost import LINE_ORDER
 from ..estimate.options import OFFERS, EstimateCache, Option, Universe
-from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Catalog
+from ..inputs.catalog import PRICE_FIELDS, PRICE_UNITS, Catalog, price_text
 from ..inputs.names import did_you_mean
 from ..inputs.problem import Problem
 from ..model.builder import Built
@@ -227,7 +227,8 @@ class WhyNot:
                     "note": "does not win even at (almost) zero price: its other costs or dates lose"}
         lo, _hi = bisect_price(floor, q.price, step, wins)
         return {"quote": quote_id, "price": round(lo, 2), "current": q.price, "unit": PRICE_UNITS[q.mode],
-                "note": f"at {lo:,.2f} or less the target would be chosen (resolution {step:g})"}
+                "note": f"at {price_text(lo, q.mode)} or less the target would be chosen (resolution "
+                        f"{price_text(step, q.mode)})"}
 
 
 def fabric_mates(problem: Problem, t: Target) -> frozenset[str] | None:

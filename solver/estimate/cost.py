@@ -21,6 +21,10 @@ Line items (dollars):
                     value + capital + support + hall for the time held); s × compute's premiums too
   resale_credit     buy, resell: −(servers + network) × resale fraction at the age reached (cost only)
   capital           buy: (servers + network) × annual cost of capital × years held (cost only)
+  deposit_capital   buy: the deposit paid at order (`money.deposit_pct`, or the quote's own, of the servers, their
+                    network and hot spares) × annual cost of capital × (delivery − order days) / 365: the money a
+                    long lead time ties up before the hardware arrives (`payments.py`; cost only; the
+                    estimated-price premium is not charged on it, its CVaR price tail is)
   support           buy: (servers + network) × support % per year × years held
   facility          buy: node IT kW × hall cost per kW-month × months held (cash only for a colocation cage)
   energy            buy: node kW × PUE × hours × $/kWh (cloud and managed prices include power)
@@ -66,7 +70,8 @@ from .checkpoints import DataCost
 HOURS_PER_YEAR = 8760.0
 RISK_LINES = ("lateness", "consumer_risk", "estimate_price", "tail")
 """Premiums for what may happen: cost, never cash."""
-LINE_ORDER = ("compute", "network_storage", "spares", "resale_credit", "capital", "support", "facility", "energy",
+LINE_ORDER = ("compute", "network_storage", "spares", "resale_credit", "capital", "deposit_capital", "support",
+              "facility", "energy",
               "storage", "data_transfer", "orchestration", "porting", "operations", "recovery", "failure_rework",
               "throughput", "lateness", "consumer_risk", "estimate_price", "tail", "rules")
 Z90 = 1.2815515655446004
@@ -177,12 +182,24 @@ def spare_fraction(nodes: int, spare_nodes_pct: float) -> float:
     return spare_nodes_pct / 100.0 if nodes > 1 else 0.0
 
 
+def deposit_capital_per_dollar(*, nodes: int, spares: float, deposit_share_days: float, money: MoneyA) -> float:
+    """Cost of capital of one node's deposit per dollar of its price: the hardware bought with it, (1 + f)(1 + s)
+    (f the network share of a multi-node cluster, s the hot spares per node), × the deposit share d × the days L
+    from order to delivery (`deposit_share_days` = d × L, `payments.deposit_share_days`) × cost of capital %/yr
+    / 365. Independent of the run's length: the deposit is paid before the run."""
+    if deposit_share_days <= 0:
+        return 0.0
+    hw = 1.0 + (money.network_capex_fraction if nodes > 1 else 0.0)
+    return hw * (1.0 + spares) * deposit_share_days * money.cost_of_capital_pct_per_year / 100.0 / 365.0
+
+
 def buy_node_terms(*, nodes: int, ideal_hours: float, wall_hours: float, install_days: float, wait_days: float,
                    node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning, consumer: bool,
-                   estimate: bool, spares: float = 0.0) -> list[Term]:
+                   estimate: bool, spares: float = 0.0, deposit_share_days: float = 0.0) -> list[Term]:
     """Per-node lines for bought hardware (one node of one quote), held install + wait + run (see module doc), as
     affine functions of the price: computed once, evaluated at any price (the price templates need two). `spares`:
-    s, the hot spares per node (`spare_fraction`), bought and held alike for the run as expected."""
+    s, the hot spares per node (`spare_fraction`), bought and held alike for the run as expected;
+    `deposit_share_days`: d × L of the quote's deposit (`deposit_capital_per_dollar`)."""
     extra_frac = money.network_capex_fraction if nodes > 1 else 0.0
     hw = 1.0 + extra_frac                                  # the cluster's hardware per dollar of server price
     before_h = (install_days + wait_days) * 24.0
@@ -211,6 +228,10 @@ def buy_node_terms(*, nodes: int, ideal_hours: float, wall_hours: float, install
         ("facility", 0.0, facility_h * held_ideal, 0.0, facility_h * held_ideal * paid),
         ("energy", 0.0, energy_h * ideal_hours, 0.0, energy_h * ideal_hours),
     ]
+    deposit = deposit_capital_per_dollar(nodes=nodes, spares=spares, deposit_share_days=deposit_share_days,
+                                         money=money)
+    if deposit > 0:
+        terms.append(("deposit_capital", deposit, 0.0, 0.0, 0.0))
     loss_w = share_w - credit_w
     if spares > 0:
         terms.append(("spares", spares * (hw * loss_w + (capital_h + support_h) * held_wall),
@@ -234,11 +255,13 @@ def lines_at(terms: list[Term], price: float, into: Lines | None = None) -> Line
 
 def buy_node_lines(*, price: float, nodes: int, ideal_hours: float, wall_hours: float, install_days: float,
                    wait_days: float, node_kw: float, pue: float, usd_per_kwh: float, money: MoneyA, owning: Owning,
-                   consumer: bool, estimate: bool, into: Lines | None = None, spares: float = 0.0) -> Lines:
+                   consumer: bool, estimate: bool, into: Lines | None = None, spares: float = 0.0,
+                   deposit_share_days: float = 0.0) -> Lines:
     """Per-node lines for bought hardware at a price (`buy_node_terms` evaluated)."""
     terms = buy_node_terms(nodes=nodes, ideal_hours=ideal_hours, wall_hours=wall_hours, install_days=install_days,
                            wait_days=wait_days, node_kw=node_kw, pue=pue, usd_per_kwh=usd_per_kwh, money=money,
-                           owning=owning, consumer=consumer, estimate=estimate, spares=spares)
+                           owning=owning, consumer=consumer, estimate=estimate, spares=spares,
+                           deposit_share_days=deposit_share_days)
     return lines_at(terms, price, into)
 
 

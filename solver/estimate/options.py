@@ -34,9 +34,10 @@ from ..inputs.rules import adjustments, option_attrs
 from ..inputs.spec import ProblemSpec
 from .checkpoints import RunData, data_cost, provider_class, run_data
 from .compute import TimeEstimate
-from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, fixed_lines, lines_at, \
-    managed_node_lines, rented_per_dollar, spare_fraction
+from .cost import RISK_LINES, Lines, Owning, Term, Totals, buy_node_terms, cloud_node_lines, \
+    deposit_capital_per_dollar, fixed_lines, lines_at, managed_node_lines, rented_per_dollar, spare_fraction
 from .memory import Shape, checkpoint_bytes, model_shape
+from .payments import deposit_share_days
 from .point_estimates import _SHARED as _SHARED
 from .point_estimates import SHARED_ESTIMATES, EstimateCache, Estimates, PointEstimator, estimate_point, \
     measured_mfu, shared_estimates, workload_utilisation
@@ -212,7 +213,9 @@ def _points(opt: Option, problem: Problem, a: Assumptions, shape: Shape, grid: l
     npr = max(1, int(system.nodes_per_rack.value))
     fit = int(site.rack_power_kw // node_kw) if site is not None else 0
     quote_keys: dict[str, tuple[float, PriceKey]] = {
-        q.id: (q.price, price_key(q, provider_class(q.mode, q.vendor, a.data))) for q in opt.quotes}
+        q.id: (q.price, price_key(q, provider_class(q.mode, q.vendor, a.data),
+                                  deposit_share_days=deposit_share_days(q, a.money, a.confidence)))
+        for q in opt.quotes}
     keys = sorted({k for _, k in quote_keys.values()})
     ranges = {k: (min(pr for pr, kk in quote_keys.values() if kk == k),
                   max(pr for pr, kk in quote_keys.values() if kk == k)) for k in keys}
@@ -307,9 +310,13 @@ def _templates_of(opt: Kind, keys: list[PriceKey], spec: ProblemSpec, a: Assumpt
         if t is None or r is None or (wait > 0 and opt.mode != "buy"):
             return {}
         out = {}
+        expected: dict[PriceKey, tuple[tuple[float, float, float, float], tuple[float, float]]] = {}
         for key in keys:
             planned = _template(opt, key, spec, a, n, t, node_kw, own, wait, True)
-            mean, tail = _expected(opt, key, spec, a, n, node_kw, own, wait, r, weight)
+            plain = key[:5] + (0.0,)   # the key without a deposit: its mean is shared by every lead time
+            if plain not in expected:
+                expected[plain] = _expected(opt, plain, spec, a, n, node_kw, own, wait, r, weight)
+            mean, tail = _with_deposit(opt, key, a, n, weight, expected[plain])
             if sums:
                 out[key] = (mean[0] + tail[0], mean[1] + tail[1], mean[2], mean[3])
                 continue
@@ -323,6 +330,23 @@ def _templates_of(opt: Kind, keys: list[PriceKey], spec: ProblemSpec, a: Assumpt
     return make
 
 
+def _with_deposit(opt: Kind, key: PriceKey, a: Assumptions, n: int, weight: float,
+                  base: tuple[tuple[float, float, float, float], tuple[float, float]]
+                  ) -> tuple[tuple[float, float, float, float], tuple[float, float]]:
+    """`_expected` of a key from that of its key without a deposit (the same but for its last element): the
+    deposit's cost of capital per dollar, K (`cost.deposit_capital_per_dollar`), does not depend on the run's length,
+    so its mean over the runs is K and its run-length tail 0; an estimated price adds K's own price tail (as
+    `_expected` adds the price-driven cost's). Computed so once per key without a deposit, not once per lead time:
+    a marketplace's bought quotes have hundreds of distinct ones."""
+    mean, tail = base
+    k = deposit_capital_per_dollar(nodes=n, spares=spare_fraction(n, opt.spare_pct), deposit_share_days=key[5],
+                                   money=a.money) if opt.mode == "buy" else 0.0
+    if k == 0.0:
+        return base
+    extra = weight * price_tail_factor(a) * k if key[1] and weight > 0 else 0.0
+    return (mean[0], mean[1] + k, mean[2], mean[3]), (tail[0], tail[1] + extra)
+
+
 def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: int, node_kw: float, own: Owning,
               wait: int, r: Runs, weight: float) -> tuple[tuple[float, float, float, float], tuple[float, float]]:
     """((cost at price 0, cost per dollar, cash at price 0, cash per dollar) of one node of a price key, each its
@@ -332,7 +356,7 @@ def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
     kinks (`scenarios.wall_kinks`) and between them, so its mean is the interpolation masses of the runs
     (`Runs.masses`) times its values at the kinks. The premium is λ × (mean over the longest runs − mean); an
     estimated price adds the premium of its own spread on the price-driven cost (`price_tail_factor`)."""
-    commit_months, est, term_hours, after, cls = key
+    commit_months, est, term_hours, after, cls, deposit = key
     held = (a.install_days[opt.accel.cls] + wait) * 24.0 if opt.mode == "buy" else 0.0  # type: ignore[index]
     grid = r.span(wall_kinks(a.money, commit_months, held, term_hours))
     if opt.mode == "buy":
@@ -350,8 +374,9 @@ def _expected(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
     tail = weight * ((r.tail_masses(grid) - m) @ values[:, :2])
     p1 = float(tail[1])
     if est:  # an estimated price: its own tail on the price-driven cost without the estimate premium
-        plain = np.array([_template(opt, (commit_months, False, term_hours, after, cls), spec, a, n, _run_of(h),
-                                    node_kw, own, wait, True)[1] for h in grid]) if opt.mode == "buy" else values[:, 3]
+        free = (commit_months, False, term_hours, after, cls, deposit)
+        plain = np.array([_template(opt, free, spec, a, n, _run_of(h), node_kw, own, wait, True)[1]
+                          for h in grid]) if opt.mode == "buy" else values[:, 3]
         p1 += weight * price_tail_factor(a) * float(m @ plain)
     return (float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3])), (float(tail[0]), p1)
 
@@ -367,7 +392,7 @@ def _template(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
     waits `wait` days before the start; with `sums`, only the totals of both (`Sums`). The hot spares
     (`cost.spare_fraction`) with every node; a rented node's share of storage and transfers at its quote's
     provider's rates (`checkpoints.data_cost`), at price 0."""
-    commit_months, est, term_hours, after, cls = key
+    commit_months, est, term_hours, after, cls, deposit = key
     spares = spare_fraction(n, opt.spare_pct)
     if opt.mode == "buy":
         site = spec.site
@@ -376,7 +401,7 @@ def _template(opt: Kind, key: PriceKey, spec: ProblemSpec, a: Assumptions, n: in
                                install_days=a.install_days[opt.accel.cls], wait_days=wait,  # type: ignore[index]
                                node_kw=node_kw, pue=site.pue, usd_per_kwh=site.electricity_usd_per_kwh,
                                money=a.money, owning=own, consumer=opt.accel.cls == "consumer", estimate=est,
-                               spares=spares)
+                               spares=spares, deposit_share_days=deposit)
         if sums:
             return _affine_sums(terms)
         return lines_at(terms, 0.0), Lines({name: k for name, k, _c0, _kk, _k0 in terms},
@@ -427,7 +452,8 @@ def node_cost_at(opt: Option, q: Quote, problem: Problem, n: int, wall_hours: fl
     as the model's templates, at a wall time the scenarios choose (`scenarios.py`)."""
     t = TimeEstimate(0.0, 0.0, 0.0, wall_hours, wall_hours, 0.0, math.inf, 0.0)
     a = problem.assumptions.values
-    key = price_key(q, provider_class(q.mode, q.vendor, a.data), estimate=False)
+    key = price_key(q, provider_class(q.mode, q.vendor, a.data), estimate=False,
+                    deposit_share_days=deposit_share_days(q, a.money, a.confidence))
     c0, c1, _k0, _k1 = _template(kind_of(opt, problem), key, problem.spec, a, n, t,
                                  float(opt.system.node_kw.value), owning(problem), wait_days, True)
     return c0, c1

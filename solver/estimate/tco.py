@@ -16,8 +16,9 @@ spares per node (`cost.spare_fraction`) and f the network share of a cluster of 
   facility        Σ n·(1 + s) × node kW × $/kW-month × h_q / 730
   energy          N × node kW × PUE × $/kWh × (run hours + u × hours after the run)     (spares unpowered, as cost.py)
   staff           (base + per-1000-GPU) engineers of bought hardware × $/engineer-month × (T_end − T₀) / 730
-  <the run's own> the plan's lines that owning over the horizon does not replace (`RUN_OWN_LINES`: porting,
-                  storage, transfers, orchestration, recovery, lateness and the other premiums), as charged
+  <the run's own> the plan's lines that owning over the horizon does not replace (`RUN_OWN_LINES`: the deposits'
+                  cost of capital before delivery, porting, storage, transfers, orchestration, recovery, lateness
+                  and the other premiums), as charged
   resale          −Σ p·n·(1 + s)(1 + f) × resale fraction at the age h_q / 8760 (`cost.resale_fraction`)
   work_after_run  −u × G × 8760 × r₀ × ∫ₐᵇ (1 − d)ᵗ dt: the rental that the work done after the run displaces —
                   u the utilisation after the run, G the plan's GPUs, r₀ the cheapest comparable $/GPU-hour of the
@@ -44,8 +45,8 @@ from ..inputs.catalog import Quote, System
 from ..inputs.units import HOURS_PER_MONTH
 from .cost import HOURS_PER_YEAR, resale_fraction
 
-RUN_OWN_LINES = ("porting", "storage", "data_transfer", "orchestration", "recovery", "lateness", "consumer_risk",
-                 "estimate_price", "tail", "rules")
+RUN_OWN_LINES = ("deposit_capital", "porting", "storage", "data_transfer", "orchestration", "recovery", "lateness",
+                 "consumer_risk", "estimate_price", "tail", "rules")
 """The run's lines a bought plan keeps in its total cost: what the run itself needs, whoever owns the hardware."""
 OWNED_ORDER = ("servers", "network", "capital", "support", "facility", "energy", "staff", *RUN_OWN_LINES,
                "resale", "work_after_run")

@@ -25,16 +25,18 @@ from .memory import MemoryEstimate, Shape
 T = TypeVar("T")
 
 
-PriceKey = tuple[float, bool, float, float, ProviderClass]
+PriceKey = tuple[float, bool, float, float, ProviderClass, float]
 """What a quote's per-node lines depend on besides its price: (commit_months, is an estimate, hours of its term,
-rate past the term, provider class: whose storage and transfer rates it pays) — `price_key`."""
+rate past the term, provider class: whose storage and transfer rates it pays, the deposit share × the days from
+order to delivery of bought hardware: what its deposit's cost of capital is in proportion to) — `price_key`."""
 
 
-def price_key(q: Quote, provider: ProviderClass, estimate: bool | None = None) -> PriceKey:
+def price_key(q: Quote, provider: ProviderClass, estimate: bool | None = None,
+              deposit_share_days: float = 0.0) -> PriceKey:
     """The quote's price key (`provider`: its class, `checkpoints.provider_class`; `estimate`: whether to count it
-    as an estimate, default its kind)."""
+    as an estimate, default its kind; `deposit_share_days`: `payments.deposit_share_days`, 0 for rented capacity)."""
     est = q.kind == "estimate" if estimate is None else estimate
-    return (q.commit_months, est, q.term_hours, q.after_term_rate, provider)
+    return (q.commit_months, est, q.term_hours, q.after_term_rate, provider, deposit_share_days)
 
 
 Sums = tuple[float, float, float, float]

@@ -109,6 +109,10 @@ class MoneyA(Strict):
     facility_usd_per_kw_month: float = Field(ge=0, le=100_000)
     cost_of_capital_pct_per_year: float = Field(ge=0, le=100)
     support_pct_per_year: float = Field(ge=0, le=100)
+    deposit_pct: float = Field(ge=0, le=100)
+    """Share of a purchase paid at order (%); the rest is due `payment_terms_days` after delivery
+    (`estimate/payments.py`); a quote's own `deposit_pct` replaces it."""
+    payment_terms_days: float = Field(ge=0, le=365)
     resale_value_by_age_years: dict[Annotated[float, Field(ge=0, le=100)], Annotated[float, Field(ge=0, le=1)]]
 
     @model_validator(mode="after")
@@ -159,6 +163,16 @@ class MfuSigma(Strict):
     accel_class: dict[Literal["consumer", "workstation", "datacenter", "tpu", "wafer"], Sigma]
 
 
+class BakeoffResidual(Strict):
+    """What a bake-off (a scaled-down run on a platform) leaves unknown of the full run's MFU there: σ of
+    ln(the full run's real ÷ modelled MFU) less the bake-off's measured ln(real ÷ modelled), in two independent
+    parts — one shared by every bake-off of the same scaled-down model (the model's size and scale-out correction
+    from the small run to the large one), one of each platform's own (`estimate/program_decision.py`)."""
+
+    common: Sigma
+    platform: Sigma
+
+
 class MfuCentre(Strict):
     """The calibrated centre of achieved MFU (`compute.calibration_factor`): ln(real ÷ modelled MFU) =
     intercept + ln(b ÷ balance_ref) · (per_log_balance + per_log_balance_log_params · ln(P ÷ params_ref)), b the
@@ -193,6 +207,8 @@ class UncertaintyA(Strict):
     measured_mfu_sigma: Sigma
     """σ of log MFU on a platform the user measured (`workload.measured_mfu`): what a measurement at a smaller scale
     leaves unknown of the full run."""
+    bakeoff_residual_sigma: BakeoffResidual
+    """What a bake-off leaves unknown of the gated run's MFU on its platform (`program.decision`)."""
     porting_delay_sigma: Sigma
     estimate_price_sigma: Sigma
     aversion: float = Field(ge=0.0, le=1.0)

@@ -37,6 +37,15 @@ PRICE_FIELDS: Mapping[str, str] = MappingProxyType({"buy": "price_usd", "cloud":
 PRICE_UNITS: Mapping[str, str] = MappingProxyType({"buy": "usd per node", "cloud": "usd per GPU-hour",
                                                    "managed": "usd per node-month"})
 
+
+
+def price_text(price: float, mode: str) -> str:
+    """A quote's price with its unit, as a buyer reads it: $6.79/GPU-h, $410,000/node, $14,500/node-month."""
+    if mode == "cloud":
+        return f"${price:,.2f}/GPU-h"
+    return f"${price:,.0f}/node" + ("-month" if mode == "managed" else "")
+
+
 Contract = Literal["on_demand", "reserved", "spot"]
 SITE_FABRIC = "site"
 """The fabric every bought node is on: all of them land in the user's hall, on one network the user builds."""
@@ -160,6 +169,10 @@ class Quote(Strict):
     fabric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=80)
     """The interconnect domain one job can span (a provider's cluster); default: the quote alone. Not on buy
     quotes: bought nodes share the site's fabric."""
+    deposit_pct: NonNegFloat | None = Field(default=None, le=100)
+    """Bought hardware: the share of its price paid at order (%), for this quote instead of `money.deposit_pct`."""
+    payment_terms_days: NonNegFloat | None = Field(default=None, le=365)
+    """Bought hardware: days after delivery its balance is due, instead of `money.payment_terms_days`."""
     quoted_on: Date
     valid_until: Date
     kind: Literal["list", "street", "negotiated", "estimate", "unpriced"]
@@ -177,6 +190,8 @@ class Quote(Strict):
         skip = {f for m, f in PRICE_FIELDS.items() if m != mode}
         if mode != "cloud":
             skip |= {"max_term_months", "after_term_usd_per_gpu_hour", "next_tier"}
+        if mode != "buy":
+            skip |= {"deposit_pct", "payment_terms_days"}
         if mode == "buy":
             skip |= {"fabric", "contract"}
         return [k for k in keys if k not in skip]
@@ -201,6 +216,8 @@ class Quote(Strict):
                 raise ValueError(f"an unpriced quote has no {price_field}")
             if name != price_field and given:
                 raise ValueError(f"{name} does not apply to a {self.mode} quote (use {price_field})")
+        if self.mode != "buy" and (self.deposit_pct is not None or self.payment_terms_days is not None):
+            raise ValueError("deposit_pct and payment_terms_days apply to bought hardware (mode: buy) only")
         if self.max_nodes < self.min_nodes:
             raise ValueError(f"max_nodes ({self.max_nodes}) is below min_nodes ({self.min_nodes})")
         if self.lead_time_p90_days is not None and self.lead_time_p90_days < self.lead_time_days:
@@ -640,4 +657,4 @@ def override_quote(catalog: Catalog, qid: str, changes: Mapping[str, Any], origi
 
 
 __all__ = ["Accelerator", "System", "Quote", "Catalog", "Contract", "SITE_FABRIC", "load_catalog", "override_quote",
-           "MODES", "Mode", "catalog_texts", "PRICE_FIELDS", "PRICE_UNITS", "MAX_LEAD_DAYS", "shown_path", "path_str"]
+           "MODES", "Mode", "catalog_texts", "PRICE_FIELDS", "PRICE_UNITS", "price_text", "MAX_LEAD_DAYS", "shown_path", "path_str"]

@@ -21,8 +21,8 @@ from tabulate import tabulate
 from ..inputs.units import usd
 from ..solve.plan import Plan, PlanQuote, Result
 from .safe import clean
-from .text import (AFTER_RUN_TEXT, LINE_LABEL, OFFER_NAME, decision_lines, plural, quote_notices, render_explanation, status_line,
-                   unpriced_lines)
+from .text import (AFTER_RUN_TEXT, LINE_LABEL, OFFER_NAME, decision_lines, plural, quote_notices, render_explanation,
+                   status_line, unpriced_lines)
 
 ALTERNATIVE_ROWS = 4
 """Runners-up shown by default (the closest ones; `--top N` or `--verbose` for more)."""
@@ -86,12 +86,29 @@ def chosen_block(r: Result, deadline: date | None, budget: float | None, applies
     tail = f", P90 {usd(stats.cost_p90)}" if stats is not None else ""
     bud = f" · budget {usd(budget)} ({applies_to})" if budget else ""
     out += _wrap("cost", f"{usd(p.total_cost)} (expected: what this run consumes{tail}) · cash {usd(p.total_cash)} "
-                 f"(what is paid){bud}", w)
+                 f"(what is paid{paid_text(p)}){bud}", w)
     lines = [f"{LINE_LABEL.get(n, n)} {usd(v)}" for n, v in p.lines.cost.items() if abs(v) >= 0.5]
     out += _wrap("", " · ".join(lines), w)
     if p.mode == "buy":
         out += _wrap("", f"bought hardware: {AFTER_RUN_TEXT[p.after_run]} (policy.after_run)", w)
     return [clean(x) for x in out]
+
+
+SHOWN_QUARTERS = 6
+"""Quarters of payments the default view names (the `--verbose` table has every one)."""
+
+
+def paid_text(p: Plan) -> str:
+    """`: 2027-Q1 $2.96M, Q2 $9.40M, …`: the plan's payments by calendar quarter, the year named when it changes."""
+    quarters = [q for q in p.cash_by_quarter if abs(q.usd) >= 0.5]
+    if not quarters:
+        return ""
+    parts, year = [], ""
+    for q in quarters[:SHOWN_QUARTERS]:
+        y, label = q.quarter.split("-")
+        parts.append(f"{q.quarter if y != year else label} {usd(q.usd)}")
+        year = y
+    return ": " + ", ".join(parts) + (", …" if len(quarters) > SHOWN_QUARTERS else "")
 
 
 def alternatives_table(r: Result, top: int | None, w: int) -> list[str]:
@@ -114,7 +131,7 @@ def alternatives_table(r: Result, top: int | None, w: int) -> list[str]:
                      "-" if st is None or st.p_deadline is None else f"{st.late_days_expected:.1f}",
                      "-" if st is None else str(r.as_of + timedelta(days=st.finish_p90))])
     more = len(r.alternatives) - (len(entries) - 1)
-    title = (f"Alternatives: the best plan of each other accelerator and offer, closest first"
+    title = ("Alternatives: the best plan of each other accelerator and offer, closest first"
              + (f" ({more} more with --verbose)" if more > 0 else "") + ":")
     head = ["", "accelerator", "offer", "nodes", "price", "cost", "delta", "P(deadline)", "days late", "finish P90"]
     align = ("left", "left", "left", "right", "right", "right", "right", "right", "right", "left")

@@ -41,6 +41,8 @@ def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None,
         "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
         "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
         **({"checkpoint": checkpoint_dict(p.checkpoint)} if p.checkpoint is not None else {}),
+        "cash_by_quarter": [{"quarter": q.quarter, "usd": _r(q.usd, 0), "hardware_usd": _r(q.hardware_usd, 0)}
+                            for q in p.cash_by_quarter],
         "rules_applied": list(p.rules_applied), "warnings": list(p.warnings),
         **({"after_run": p.after_run} if p.mode == "buy" else {}),
         **({"risk": risk_dict(risk, as_of)} if risk is not None and as_of is not None else {}),
@@ -98,6 +100,9 @@ def _quote(q: PlanQuote, p: Plan) -> dict[str, Any]:
     if q.mode == "buy":
         out["delivered"] = q.delivered.isoformat() if q.delivered else None
         out["wait_days"] = q.wait_days
+        out["deposit_usd"] = _r(q.deposit_usd, 0)
+        out["balance_usd"] = _r(q.balance_usd, 0)
+        out["balance_due"] = q.balance_due.isoformat() if q.balance_due else None
     else:
         out["contract"] = q.contract
         out["billed_months"] = _r(billed_months(q, p.training_days * 24.0))
@@ -208,6 +213,18 @@ def sweep_dict(problem: Problem, axes: Any, rows: Any) -> dict[str, Any]:
             "points": [{"index": r.index, "set": {s.partition("=")[0]: s.partition("=")[2] for s in r.sets},
                         "status": r.status, "plan": r.plan, "risk": r.risk,
                         "conflict": None if r.conflict is None else list(r.conflict)} for r in rows]}
+
+
+def swept_row(name: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A sensitivity sweep's row as JSON: `value` the number swept (`unit` factor: today's value times it; days:
+    added to every lead time), not its label (`80%`, `+30 d`)."""
+    rest = {k: v for k, v in row.items() if k not in ("name", "sets", "value", "swept")}
+    return {**rest, "value": row["swept"], "unit": "days" if name == "lead_time_days" else "factor"}
+
+
+def sensitivity_dict(break_even: list[dict[str, Any]], sweeps: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """`plan sensitivity --format json`: the break-even prices and each sweep's rows (`swept_row`)."""
+    return {"break_even": break_even, "sweeps": {k: [swept_row(k, r) for r in rows] for k, rows in sweeps.items()}}
 
 
 def to_json(data: Any) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import date, timedelta
 from typing import Any
 
 from tabulate import tabulate
 
+from ..answers.cash import program_quarters
 from ..answers.program import ProgramReport, ProgramWhyNot
 from ..answers.program_gates import DecisionGate, decision_gates, program_warnings, quarter_spend
 from ..inputs.program import ProgramProblem
@@ -23,6 +25,7 @@ from ..inputs.saved import SCHEMA_VERSION
 from ..answers.history import InputChange
 from .diff import cause_text
 from .jsonout import quote_snapshot
+from .program_decision import decision_dict, decision_text
 from ..solve.program import MAX_CHANCE_ROUNDS, ProgramPlan, power_profile
 
 LIMITATIONS = (
@@ -60,12 +63,20 @@ def _d(pp: ProgramProblem, day: int) -> str:
     return (pp.as_of + timedelta(days=day)).isoformat()
 
 
+QUARTERS_NOTE = ("spend_usd: cash committed (lots when ordered, rent as it runs), what budget.per_quarter_usd caps; "
+                 "paid_usd: payments as they fall (deposits at order, balances the payment terms' days after "
+                 "delivery, rent billed monthly; answers/cash.py)")
+
+
 def all_quarters(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
-    """Cash committed in every quarter from the first order or run to the program's end, with its cap if any."""
+    """Cash committed and paid in every quarter from the first order or run to the last payment, with its cap if
+    any (`QUARTERS_NOTE`)."""
     caps = pp.spec.budget.per_quarter_usd
     spend = quarter_spend(pp, plan)
-    labels = sorted(set(spend) | set(caps))
-    return [{"quarter": q, "spend_usd": round(spend.get(q, 0.0)), "cap_usd": caps.get(q)} for q in labels]
+    paid = {q.quarter: q.usd for q in program_quarters(pp, plan)}
+    labels = sorted(set(spend) | set(caps) | set(paid))
+    return [{"quarter": q, "spend_usd": round(spend.get(q, 0.0)), "paid_usd": round(paid.get(q, 0.0)),
+             "cap_usd": caps.get(q)} for q in labels]
 
 
 def _workloads(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
@@ -121,7 +132,8 @@ def _purchases(pp: ProgramProblem, plan: ProgramPlan) -> list[dict[str, Any]]:
 
 
 def _power(rep: ProgramReport, plan: ProgramPlan) -> list[dict[str, Any]]:
-    return [{"from": _d(rep.program, day), "installed_kw": round(kw, 1), "limit_kw": lim, "group": g}
+    return [{"from": _d(rep.program, day), "installed_kw": round(kw, 1),
+             "limit_kw": lim if math.isfinite(lim) else None, "group": g}  # no limit: null, never JSON's Infinity
             for day, kw, lim, g in power_profile(rep.data, plan)]
 
 
@@ -133,7 +145,8 @@ def _explanation(rep: ProgramReport) -> dict[str, Any] | None:
     return {"conflict": [{"group": g, "text": texts.get(g, g), "where": where_of(rep.program, g)}
                          for g in e.conflict],
             "proven_minimal": e.proven,
-            "relaxations": [{"group": r.group, "to": r.value, "proven": r.proven} for r in e.relaxations],
+            "relaxations": [{"group": r.group, "to": r.amount, "unit": r.unit, "proven": r.proven}
+                            for r in e.relaxations],
             "unplannable": [{"workload": w, "reason": why} for w, why in e.unplannable]}
 
 
@@ -143,12 +156,14 @@ def program_dict(rep: ProgramReport) -> dict[str, Any]:
     body: dict[str, Any] | None = None
     if plan is not None:
         body = {"workloads": _workloads(pp, plan), "purchases": _purchases(pp, plan),
-                "quarters": all_quarters(pp, plan), "power": _power(rep, plan),
+                "quarters": all_quarters(pp, plan), "quarters_note": QUARTERS_NOTE, "power": _power(rep, plan),
                 "porting": [{"stack": k, "cost_usd": round(v)} for k, v in plan.porting],
                 "finish": _d(pp, plan.end_day), "cost_usd": round(plan.cost_usd), "cash_usd": round(plan.cash_usd),
                 "bound_usd": o.bound_units * 1000 if o.bound_units is not None else None}
         if rep.data.objective[0] != "cost":
             body["objective"] = objective_text(rep)
+        if rep.decision is not None:
+            body["decision"] = decision_dict(rep.decision)
         if rep.data.chance is not None:
             body["deadline_confidence"] = {
                 "confidence": rep.data.chance.confidence, "scenarios": rep.data.chance.scenarios.n,
@@ -209,14 +224,17 @@ def _plan_text(rep: ProgramReport, plan: ProgramPlan) -> list[str]:
     if gates:
         out += ["Decision gates (decide_after: nothing ordered or committed before the gates finish):"]
         out += [f"  {_gate_text(pp, g)}" for g in gates] + [""]
+        if rep.decision is not None:
+            out += decision_text(rep.decision) + [""]
     if plan.purchases:
         out += ["Purchases (order, delivery, installed and usable; held until the program ends):",
                 tabulate([[p["quote"], p["lots"], p["nodes"], p["order"], p["delivered"], p["usable"],
                            _m(p["capex_usd"]), _m(p["cost_usd"])] for p in d["purchases"]],
                          headers=["quote", "lots", "nodes", "order", "delivered", "usable", "capex", "cost"]), ""]
-    out += ["Cash committed per quarter (lots when ordered, rent as it runs):",
-            tabulate([[q["quarter"], _m(q["spend_usd"]), _m(q["cap_usd"])] for q in d["quarters"]],
-                     headers=["quarter", "spend", "cap"]), ""]
+    out += ["Cash per quarter: committed (lots when ordered, rent as it runs: what the caps limit) and paid (deposits "
+            "at order, balances after delivery, rent monthly):",
+            tabulate([[q["quarter"], _m(q["spend_usd"]), _m(q["paid_usd"]), _m(q["cap_usd"])] for q in d["quarters"]],
+                     headers=["quarter", "committed", "paid", "cap"]), ""]
     if d["power"]:
         out += ["Site IT power installed (bought lots from delivery) against the limit:",
                 tabulate([[p["from"], f"{p['installed_kw']:,.1f}", f"{p['limit_kw']:,.0f}"] for p in d["power"]],

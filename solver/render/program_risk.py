@@ -13,7 +13,7 @@ from ..answers.program_risk import ProgramRisk
 from ..inputs.saved import SCHEMA_VERSION
 from .safe import clean
 from ..inputs.units import usd
-from .text import bars
+from .whatif_text import bars
 
 
 def _pct(p: float | None) -> str:

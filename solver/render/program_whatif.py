@@ -14,6 +14,7 @@ from tabulate import tabulate
 
 from ..inputs.saved import SCHEMA_VERSION
 from ..inputs.units import usd
+from .jsonout import swept_row
 from .safe import clean
 
 
@@ -98,8 +99,7 @@ def render_program_sensitivity(name: str, base: dict[str, Any], be: dict[str, An
 def program_sensitivity_dict(name: str, as_of: str, base: dict[str, Any], be: dict[str, Any] | None,
                              sweeps: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "problem": name, "as_of": as_of, "kind": "program", "today": base,
-            "break_even": be, "sweeps": {k: [{x: y for x, y in r.items() if x not in ("name", "sets")} for r in rows]
-                                         for k, rows in sweeps.items()}}
+            "break_even": be, "sweeps": {k: [swept_row(k, r) for r in rows] for k, rows in sweeps.items()}}
 
 
 def render_program_sweep(axes: Sequence[Any], rows: Sequence[dict[str, Any]], fmt: str = "simple") -> str:

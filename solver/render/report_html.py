@@ -313,19 +313,20 @@ def _cash(d: Dossier) -> str:
     if not quarters:
         return _section("cash", "Cash by quarter", '<p class="note">Cash by quarter is not available for this '
                         "plan: its cash lines cannot be placed in time.</p>")
-    bars = [(q.quarter, q.cash_usd, "hw" if q.hardware_usd > 0.5 * q.cash_usd else "") for q in quarters]
-    legend = "; purple: mostly bought hardware, paid on delivery" if any(c == "hw" for _q, _v, c in bars) else ""
+    bars = [(q.quarter, q.usd, "hw" if q.hardware_usd > 0.5 * q.usd else "") for q in quarters]
+    legend = "; purple: mostly bought hardware (deposits, balances)" if any(c == "hw" for _q, _v, c in bars) else ""
     chart = svg.columns(bars, usd, "Cash paid by calendar quarter", axis_label="cash per quarter ($)" + legend)
-    rows = [[q.quarter, _exact(q.cash_usd), _exact(q.hardware_usd) if q.hardware_usd else "—"] for q in quarters]
-    total = sum(q.cash_usd for q in quarters)
+    rows = [[q.quarter, _exact(q.usd), _exact(q.hardware_usd) if q.hardware_usd else "—"] for q in quarters]
+    total = sum(q.usd for q in quarters)
     hardware = sum(q.hardware_usd for q in quarters)
     rows.append(["total", _exact(total), _exact(hardware) if hardware else "—"])
     table = _table(["quarter", "cash", "of which bought hardware"], rows, num=(1, 2),
                    row_class=lambda k: "total" if k == len(rows) - 1 else "")
-    note = ("Derived from the plan's cash lines and dates: bought hardware is paid in the quarter it is delivered; "
-            "porting and rules at the start; every other cash line is spread evenly over the days it is billed (the "
-            "planned run, or a rented commitment's billed term when longer). When the money goes out, not an "
-            "invoice schedule.")
+    note = ("The plan's payments as they fall: bought hardware is paid a deposit at order and the balance the "
+            "payment terms' days after delivery (money.deposit_pct, money.payment_terms_days); rented capacity is "
+            "billed at the start of each month of its billed term (a reservation's whole term); support and the hall "
+            "monthly from delivery; porting and rules at the start; every other cash line monthly over the run. "
+            "The quarters add up to the plan's cash.")
     return _section("cash", "Cash by quarter", chart, table, f'<p class="note">{esc(note)}</p>')
 
 

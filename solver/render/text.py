@@ -19,21 +19,20 @@ from ..estimate.checkpoints import CheckpointFigures
 from ..estimate.cost import RISK_LINES
 from ..inputs.units import si, usd
 from ..solve.plan import ExcludedOption, Plan, Result
+from .cash_view import cash_section
 from .safe import clean
 from .tco_view import tco_table
 
 LINE_LABEL = {"compute": "compute", "network_storage": "network", "spares": "hot spares",
-              "resale_credit": "resale after the run",
-              "capital": "cost of capital", "support": "support contracts", "facility": "facility (hall)",
-              "energy": "energy", "storage": "storage (checkpoints, data)", "data_transfer": "data transfer",
-              "orchestration": "orchestration + observability",
+              "resale_credit": "resale after the run", "capital": "cost of capital",
+              "deposit_capital": "cost of capital: deposits on order", "support": "support contracts",
+              "facility": "facility (hall)", "energy": "energy", "storage": "storage (checkpoints, data)",
+              "data_transfer": "data transfer", "orchestration": "orchestration + observability",
               "porting": "engineering: porting", "operations": "engineering: operations",
-              "recovery": "engineering: failure recovery",
-              "failure_rework": "risk: failure rework", "throughput": "risk: run length (expected)",
-              "lateness": "risk: lateness (expected)",
+              "recovery": "engineering: failure recovery", "failure_rework": "risk: failure rework",
+              "throughput": "risk: run length (expected)", "lateness": "risk: lateness (expected)",
               "consumer_risk": "risk: consumer hardware", "estimate_price": "risk: estimated price",
-              "tail": "risk: tail premium (mean-CVaR)",
-              "rules": "rules"}
+              "tail": "risk: tail premium (mean-CVaR)", "rules": "rules"}
 AFTER_RUN_TEXT = {"resell": "held from delivery to the end of the run, then sold at its resale value",
                   "reuse": "held from delivery to the end of the run, charged straight-line depreciation for that time",
                   "idle": "written off in full (policy.after_run: idle)"}
@@ -46,6 +45,21 @@ MAX_LISTED = 6
 OFFER_NAME = {"buy": "buy", "cloud": "on demand", "cloud-reserved": "reserved", "cloud-spot": "spot",
               "managed": "managed"}
 """How a buyer names an offer (the catalog's contracts), for a plan's `offer` (`options.OFFERS`)."""
+
+
+def day_count(days: float) -> str:
+    """A run's length in days: whole days from 10, one decimal below (a 0.4-day run is not "0")."""
+    return f"{days:,.0f}" if days >= 9.95 else f"{days:.1f}"
+
+
+def expected_count(x: float) -> str:
+    """An expected number of events as a reader can use it: ~12 for many, 0.35 for fewer than one, never "~0"
+    for a chance that is small but not nil (a short run on one node: 0.002)."""
+    if x >= 9.5:
+        return f"~{x:,.0f}"
+    if x >= 0.995:
+        return f"~{x:.1f}"
+    return f"{x:.2g}" if x > 0 else "0"
 
 
 def plural(n: int, word: str) -> str:
@@ -101,8 +115,8 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     q = _quote_text(p)
     lines.append(f"  quotes        {q[0]}")
     lines += [f"                {x}" for x in q[1:]]
-    lines.append(f"  schedule      planned start {p.start} -> finish {p.finish} ({p.training_days:.1f} days of training, "
-                 "quotes at their P90 lead time)")
+    lines.append(f"  schedule      planned start {p.start} -> finish {p.finish} ({p.training_days:.1f} days of "
+                 "training, quotes at their P90 lead time)")
     if median_finish is not None:
         slack = ""
         if deadline is not None:
@@ -116,15 +130,15 @@ def plan_block(p: Plan, deadline: date | None = None, budget: float | None = Non
     lines.append(f"  memory/GPU    {p.memory_required_gb:.1f} GB required of {p.memory_available_gb:g} GB "
                  f"(recompute {p.recompute}, tensor parallel {p.tensor_parallel})")
     lines.append(f"  throughput    MFU {p.utilisation:.1%} x scale-out {p.efficiency:.1%}; {p.flops:.3g} FLOPs; "
-                 f"{si(p.gpu_hours)} GPU-hours incl. ~{p.interruptions:.0f} expected interruptions")
+                 f"{si(p.gpu_hours)} GPU-hours incl. {expected_count(p.interruptions)} expected interruptions")
     if p.checkpoint is not None:
         lines.append(f"  checkpoint    {checkpoint_text(p.checkpoint)}")
     site = f"{p.power_kw:,.0f} kW IT" + (f" in {plural(p.racks, 'rack')}" if p.racks is not None else
                                         " (not on your site)")
     lines.append(f"  power         {site}")
     bud = f"; budget {usd(budget)} ({applies_to})" if budget else ""
-    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (expected over the scenarios: what "
-                 f"this run consumes); cash {usd(p.total_cash)} (expected: what is paid){bud}")
+    lines.append(f"  cost          {usd(p.total_cost)} risk-adjusted completion cost (expected over the scenarios: "
+                 f"what this run consumes); cash {usd(p.total_cash)} (expected: what is paid){bud}")
     if p.mode == "buy":
         lines.append(f"  owning        bought hardware {AFTER_RUN_TEXT[p.after_run]}; capital, support and the hall "
                      "are charged for the time held (policy.after_run)")
@@ -315,10 +329,12 @@ def candidates_table(r: Result, fmt: str = "simple", top: int | None = None) -> 
         entries = entries[: max(1, top)]
     for p, delta, settled, chosen in entries:
         est = "*" if any(q.kind == "estimate" for q in p.quotes) else ""
-        rows.append(["CHOSEN" if chosen else "", p.accelerator, p.offer or p.mode, p.system + est, p.nodes, p.gpus,
-                     str(p.start), str(p.finish), f"{p.training_days:.0f}", usd(p.total_cost) + ("~" if settled else ""),
+        offer = OFFER_NAME.get(p.offer or p.mode, p.mode)
+        rows.append(["CHOSEN" if chosen else "", p.accelerator, offer, p.system + est, p.nodes, p.gpus,
+                     str(p.start), str(p.finish), day_count(p.training_days),
+                     usd(p.total_cost) + ("~" if settled else ""),
                      "" if chosen else ("+" if delta >= 0 else "-") + usd(abs(delta)), usd(p.total_cash)])
-    table = clean(tabulate(rows, headers=["", "accelerator", "mode", "system", "nodes", "GPUs", "start", "finish",
+    table = clean(tabulate(rows, headers=["", "accelerator", "offer", "system", "nodes", "GPUs", "start", "finish",
                                           "days", "cost", "delta", "cash"], tablefmt=fmt))
     settled = [a for a in r.alternatives[: None if top is None else max(0, top - 1)] if a.settled_usd]
     if settled:
@@ -424,6 +440,7 @@ def render_result(r: Result, *, deadline: date | None = None, budget: float | No
         block = plan_block(r.plan, deadline, budget, applies_to, decision_lines(r), median)
         block += risk_lines(r)
         out += (["## Chosen plan", "", "```", block, "```", ""] if markdown else [block, ""])
+        out += cash_section(r.plan, markdown)
     if warnings:
         out += (["## Warnings", ""] + [f"- {clean(w)}" for w in warnings] + [""] if markdown else
                 ["WARNINGS"] + [f"  ! {clean(w)}" for w in warnings] + [""])
@@ -595,77 +612,3 @@ def render_why_not(out: dict[str, Any], verbose: bool = False) -> str:
     return clean("\n".join(lines) + "\n")
 
 
-def render_sensitivity(be: list[dict[str, Any]], sw: dict[str, list[dict[str, Any]]]) -> str:
-    lines = ["Break-even prices (the quote price at which the ranking flips):",
-             tabulate([[b["role"], b["plan"], usd(b["cost_usd"]), b["quote"], b["current"],
-                        b.get("break_even") if b.get("break_even") is not None else "-", b.get("note") or ""]
-                       for b in be], headers=["", "plan", "cost", "quote", "price today", "break-even", "note"])]
-    for name, rows in sw.items():
-        lines += ["", f"Sweep {name}:",
-                  tabulate([[r["value"], r["status"], r["option"] or "-", r["nodes"] or "-",
-                             usd(r["cost_usd"]) if r["cost_usd"] is not None else "-", r["finish"] or "-"]
-                            for r in rows], headers=["value", "status", "plan", "nodes", "cost", "finish"])]
-    return clean("\n".join(lines) + "\n")
-
-
-def render_estimate(out: dict[str, Any]) -> str:
-    m = out["memory_per_gpu_gb"]
-    rows = [
-        ["system", f"{out['system']} ({plural(out['nodes'], 'node')})"],
-        ["model shape", f"{out['shape']['layers']} layers x {out['shape']['hidden']} hidden"],
-        ["memory per GPU", f"{m['required']:.1f} GB required of {m['available']:g} GB "
-                           f"(states {m['states']:.1f} + activations {m['activations']:.1f} + overhead "
-                           f"{m['overhead']:.1f}, +headroom) -> {'fits' if out['fits'] else 'DOES NOT FIT'}"],
-        ["recompute / TP", f"{out['recompute']} / {out['tensor_parallel']}"],
-        ["min GPUs to fit", out["min_gpus"] if out["min_gpus"] is not None else "never fits"],
-        ["cards by raw capacity", f"bf16 weights: {out['capacity_cards']['weights_bf16']}, "
-                                  f"model states: {out['capacity_cards']['model_states']}"],
-        ["training FLOPs", f"{out['flops']:.3e}"],
-        ["MFU used", f"{out['mfu']:.1%}  ({', '.join(f'{k} {v:g}' for k, v in out['mfu_factors'].items())})"],
-        ["scale-out efficiency", f"{out['scale_out_efficiency']:.1%}" if out["workable"] else "-"],
-        ["GPU-hours (incl. failures)", f"{out['gpu_hours']:,.0f} (ideal {out['gpu_hours_ideal']:,.0f})"
-         if out["workable"] else "unworkable: failures dominate"],
-        ["days", f"{out['days']:.1f}" if out["workable"] else "-"],
-    ]
-    if out["workable"]:
-        rows += [["P10-P90 (scenarios)", f"{out['gpu_hours_p10']:,.0f}-{out['gpu_hours_p90']:,.0f} GPU-hours, "
-                                         f"{out['days_p10']:.1f}-{out['days_p90']:.1f} days (MFU spread "
-                                         f"{out['mfu_sigma']:.2f} in log, interruptions; {out['scenarios']:,} "
-                                         "scenarios)"]]
-    return clean(tabulate(rows, tablefmt="plain")) + "\n"
-
-
-BAR_WIDTH = 40
-"""Characters of the longest histogram bar."""
-
-
-def bars(bins: Sequence[tuple[float, float, float]], label: Any) -> list[str]:
-    top = max(w for _a, _b, w in bins) or 1.0
-    return [f"  {label(a, b):<27} {'#' * max(0, round(BAR_WIDTH * w / top)):<{BAR_WIDTH}} {w:6.1%}"
-            for a, b, w in bins]
-
-
-def render_risk(rep: Any) -> str:
-    """`plan risk`: the chosen plan's distributions and tornado (answers/risk.RiskReport)."""
-    p, st = rep.plan, rep.stats
-    as_of = rep.problem.as_of
-
-    def day(d: float) -> str:
-        return str(as_of + timedelta(days=round(d)))
-
-    deadline = rep.problem.spec.schedule.deadline
-    lines = [f"Risk of the chosen plan: {p.accelerator} · {p.system} · {p.offer or p.mode}, "
-             f"{plural(p.nodes, 'node')} ({st.scenarios:,} scenarios, seed {st.seed})"]
-    chance = (f"deadline {deadline}: {st.p_deadline:.0%} chance, {st.late_days_expected:.1f} days late expected; "
-              if st.p_deadline is not None and deadline else "")
-    lines.append(f"  {chance}finish P50 {day(st.finish_p50)}, P80 {day(st.finish_p80)}, P90 {day(st.finish_p90)} "
-                 f"(planned {p.finish}, quotes at their P90 lead time)")
-    lines.append(f"  cost: objective {usd(st.objective)} (± {usd(st.objective_std_error)} sampling); expected "
-                 f"{usd(st.cost_expected)}, P90 {usd(st.cost_p90)}, CVaR95 {usd(st.cvar95)}")
-    lines += ["", "Finish date:"] + bars(rep.finish_bins, lambda a, b: f"{day(a)} .. {day(b)}")
-    lines += ["", "Cost:"] + bars(rep.cost_bins, lambda a, b: f"{usd(a)} .. {usd(b)}")
-    rows = [[sw.label, " / ".join(_pct(x) for x in sw.p_deadline),
-             f"{usd(sw.cost_expected[0])} / {usd(sw.cost_expected[1])}"] for sw in rep.swings]
-    lines += ["", "What moves it (each uncertainty held at its favourable / unfavourable 10% decile, the others "
-                  "random):", tabulate(rows, headers=["uncertainty", "P(deadline)", "expected cost"])]
-    return clean("\n".join(lines)) + "\n"

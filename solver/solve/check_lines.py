@@ -8,11 +8,12 @@ Written again from the catalog fields and the assumptions, per plan rather than 
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 from typing import Protocol
 
 from ..estimate.memory import Shape, adapter_params
 from ..inputs.assumptions import ProviderClass
-from ..inputs.catalog import Accelerator
+from ..inputs.catalog import Accelerator, Quote
 from ..inputs.problem import Problem
 from .plan import Plan
 
@@ -87,6 +88,45 @@ def run_lines(led: Charges, problem: Problem, plan: Plan, rate: float, hours: fl
     led.charge("recovery", rate * hours * each * m.engineer_usd_per_month / m.engineer_hours_per_month)
 
 
+def deposit_line(led: Charges, problem: Problem, q: Quote, k: int, nodes: int) -> None:
+    """deposit_capital of k nodes bought from quote q: the deposit — the quote's `deposit_pct` (else the money
+    assumption's) of the servers, their network share and their hot spares — times the cost of capital for the
+    whole days from order to delivery (the lead time at the schedule's confidence), over a 365-day year."""
+    a = problem.assumptions.values
+    m = a.money
+    pct = m.deposit_pct if q.deposit_pct is None else q.deposit_pct
+    days = math.ceil(q.lead_days(a.confidence))
+    hardware = q.price * k * (1.0 + (m.network_capex_fraction if nodes > 1 else 0.0)) * (1.0 + spare_share(problem,
+                                                                                                         nodes))
+    usd = hardware * pct / 100.0 * m.cost_of_capital_pct_per_year / 100.0 * days / 365.0
+    if usd > 0:
+        led.charge("deposit_capital", usd, cash=0.0)
+
+
+def payment_violations(problem: Problem, plan: Plan) -> list[str]:
+    """The plan's payments against the cash and the terms: its quarters add up to its cash, and each bought quote's
+    deposit (its share of the hardware price, `deposit_line`) falls on its order date, its balance the terms' days
+    after delivery."""
+    m = problem.assumptions.values.money
+    bad = []
+    paid = sum(x.usd for x in plan.cash_by_quarter)
+    if abs(paid - plan.total_cash) > 1e-6 * max(1.0, abs(plan.total_cash)):
+        bad.append(f"cash by quarter adds up to {paid:,.2f}, not the plan's cash {plan.total_cash:,.2f}")
+    for pq in plan.quotes:
+        if pq.mode != "buy":
+            continue
+        q = problem.catalog.quotes[pq.id]
+        pct = m.deposit_pct if q.deposit_pct is None else q.deposit_pct
+        terms = m.payment_terms_days if q.payment_terms_days is None else q.payment_terms_days
+        hardware = q.price * pq.nodes * (1.0 + (m.network_capex_fraction if plan.nodes > 1 else 0.0)) \
+            * (1.0 + spare_share(problem, plan.nodes))
+        if abs(pq.deposit_usd - hardware * pct / 100.0) > 1e-6 * max(1.0, hardware):
+            bad.append(f"quote {pq.id}'s deposit {pq.deposit_usd:,.2f} is not {pct:g}% of {hardware:,.2f}")
+        if pq.delivered is not None and pq.balance_due != pq.delivered + timedelta(days=math.ceil(terms - 1e-9)):
+            bad.append(f"quote {pq.id}'s balance is due {pq.balance_due}, not {terms:g} days after delivery")
+    return bad
+
+
 def checkpoint_violations(problem: Problem, plan: Plan, shape: Shape, ideal_hours: float, rate: float) -> list[str]:
     """The plan's checkpoint figures against δ = size ÷ (write GB/s × nodes), M = 1/λ, τ = √(2δM), successful
     checkpoints = ideal hours ÷ τ, cost per successful checkpoint = total cost ÷ that."""
@@ -107,4 +147,5 @@ def checkpoint_violations(problem: Problem, plan: Plan, shape: Shape, ideal_hour
     return bad
 
 
-__all__ = ["spare_share", "failure_rate", "checkpoint_size", "data_lines", "run_lines", "checkpoint_violations"]
+__all__ = ["spare_share", "failure_rate", "checkpoint_size", "data_lines", "run_lines", "deposit_line",
+           "payment_violations", "checkpoint_violations"]

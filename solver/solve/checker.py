@@ -27,7 +27,8 @@ from ..inputs.catalog import PRICE_FIELDS, Accelerator, Quote, System
 from ..inputs.problem import Problem
 from ..inputs.rules import adjustments, delay_days, matches_attrs, matches_point, names_quote, option_attrs, \
     policy_breaches
-from .check_lines import checkpoint_size, checkpoint_violations, data_lines, failure_rate, run_lines, spare_share
+from .check_lines import checkpoint_size, checkpoint_violations, data_lines, deposit_line, failure_rate, \
+    payment_violations, run_lines, spare_share
 from .plan import Plan
 
 HOURS_PER_YEAR = 8760.0
@@ -107,6 +108,7 @@ def _buy(led: _Ledger, q: Quote, k: int, nodes: int, ideal: float, wall: float, 
         held, extra_h = (before + ideal) / HOURS_PER_YEAR * per_year, (wall - ideal) / HOURS_PER_YEAR * per_year
         led.charge(name, held, cash=held if paid else 0.0)
         led.charge("failure_rework", extra_h, cash=extra_h if paid else 0.0)
+    deposit_line(led, problem, q, k, nodes)
     kw_at_meter = float(system.node_kw.value) * k * site.pue
     led.charge("energy", kw_at_meter * ideal * site.electricity_usd_per_kwh)
     led.charge("failure_rework", kw_at_meter * (wall - ideal) * site.electricity_usd_per_kwh)
@@ -623,6 +625,7 @@ def violations(problem: Problem, universe: Universe, plan: Plan, *, model_units:
         lambda: _deadline_confidence(problem, plan, t, accel),
         lambda: checkpoint_violations(problem, plan, universe.shape, t.ideal_hours,
                                       failure_rate(problem, plan, accel)),
+        lambda: payment_violations(problem, plan),
     ]
     return [v for check in checks for v in check()] + money
 

@@ -12,16 +12,17 @@ budget limits (estimate/cost.py).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
 
 from ..estimate.checkpoints import CheckpointFigures, checkpoint_figures
-from ..estimate.cost import HOURS_PER_MONTH, LINE_ORDER, Lines
+from ..estimate.cost import HOURS_PER_MONTH, LINE_ORDER, Lines, spare_fraction
 from ..estimate.delivery import order_by_day, order_day, ready_offset, wait_days
-from ..estimate.options import Point, Universe
+from ..estimate.options import Point, Universe, spare_nodes_pct
+from ..estimate.payments import Billing, Order, Payment, QuarterCash, Spend, by_quarter, payments, quote_terms
 from ..estimate.outlook import Outlook, rule_delay as point_delay
 from ..estimate.starts import start_law
 from ..inputs.catalog import PRICE_UNITS, Quote
@@ -60,6 +61,11 @@ class PlanQuote:
     after_term_rate: float = 0.0
     next_tier: str | None = None
     contact_sales: bool = False
+    deposit_usd: float = 0.0
+    """Bought hardware: what is paid on the order date (`estimate/payments.py`)."""
+    balance_usd: float = 0.0
+    balance_due: date | None = None
+    """Bought hardware: when the rest of its price is due (delivery + the payment terms' days)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,13 @@ class Plan:
     checkpoint: CheckpointFigures | None = None
     """Its checkpointing (Young/Daly interval, write time, MTBF, size) and its total cost per successful
     checkpoint ([seed-001]'s budgeting unit; `checkpoints.checkpoint_figures`)."""
+    payments: tuple[Payment, ...] = ()
+    """Its cash as dated payments: deposits, balances, monthly bills (`estimate/payments.py`, `with_payments`)."""
+
+    @property
+    def cash_by_quarter(self) -> tuple[QuarterCash, ...]:
+        """Its payments by calendar quarter: they add up to its cash."""
+        return by_quarter(self.payments)
 
     @property
     def total_cost(self) -> float:
@@ -200,7 +213,7 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int, outl
                    for q in o.quotes if alloc.get(q.id, 0) > 0)
     start = as_of + timedelta(days=d.start_day)
     t = pt.time
-    return Plan(
+    return with_payments(problem, Plan(
         option=o.id, accelerator=o.accel.id, system=o.system.id, mode=o.mode, vendor=o.accel.vendor, nodes=pt.n,
         gpus=pt.gpus, quotes=quotes, start=start, finish=start + timedelta(days=pt.days),
         training_days=t.days, memory_required_gb=pt.memory.required_gb, memory_available_gb=pt.memory.available_gb,
@@ -210,7 +223,32 @@ def make_plan(problem: Problem, universe: Universe, d: Decision, unit: int, outl
         model_cost_units=d.cost_units, unit=unit, rules_applied=tuple(names),
         warnings=tuple(_warnings(quotes, o.mode, o.accel.cls, as_of, t.wall_hours)),
         after_run=problem.spec.policy.after_run, offer=o.offer, late_units=d.late_units,
-        checkpoint=checkpoint_figures(t, lines.total_cost))
+        checkpoint=checkpoint_figures(t, lines.total_cost)))
+
+
+def plan_spend(problem: Problem, plan: Plan) -> Spend:
+    """What the plan's payments are made of (`estimate/payments.Spend`): its cash lines and dates; each bought
+    quote's hardware price — price × nodes × (1 + network share of a multi-node cluster) × (1 + hot spares per
+    node), what its `compute`, `network_storage` and the spares' hardware are paid for — with its order and
+    delivery dates and terms; each rented quote's share of the bills (price × nodes × billed months)."""
+    m = problem.assumptions.values.money
+    hw = (1.0 + (m.network_capex_fraction if plan.nodes > 1 else 0.0)) * (
+        1.0 + spare_fraction(plan.nodes, spare_nodes_pct(problem)))
+    wall_hours = plan.training_days * 24.0
+    bought = tuple(Order(q.id, q.price * q.nodes * hw, q.ordered or plan.start, q.delivered or q.ready,
+                            quote_terms(problem.catalog.quotes[q.id], m)) for q in plan.quotes if q.mode == "buy")
+    rented = tuple(Billing(q.id, q.price * q.nodes * billed_months(q, wall_hours), billed_months(q, wall_hours))
+                   for q in plan.quotes if q.mode != "buy")
+    return Spend(tuple(plan.lines.cash.items()), plan.start, plan.finish, plan.training_days, bought, rented)
+
+
+def with_payments(problem: Problem, plan: Plan) -> Plan:
+    """The plan with its payments, and each bought quote with its deposit, balance and the balance's due date."""
+    spend = plan_spend(problem, plan)
+    lots = {p.ref: p for p in spend.purchases}
+    quotes = tuple(replace(q, deposit_usd=lots[q.id].deposit_usd, balance_usd=lots[q.id].balance_usd,
+                           balance_due=lots[q.id].balance_due) if q.id in lots else q for q in plan.quotes)
+    return replace(plan, quotes=quotes, payments=payments(spend))
 
 
 def _plan_quote(problem: Problem, pt: Point, q: Quote, nodes: int, planned: int, delay: int,
