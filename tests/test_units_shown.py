@@ -46,3 +46,14 @@ def test_a_short_run_is_not_zero_days_long() -> None:
     assert r.exit_code == 0, r.output
     chosen = next(x for x in r.stdout.splitlines() if x.startswith("CHOSEN") and "2026-12-31" in x)
     assert " 0.4 " in chosen, chosen
+
+
+def test_a_line_the_plan_does_not_have_is_absent_from_the_json() -> None:
+    """README: "a line a plan does not have is absent" — a mature CUDA stack needs no porting, so no `porting: 0`."""
+    import json
+    r = CliRunner().invoke(main, ["solve", str(ROOT / "constraints" / "datacenter.yaml"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)["plan"]
+    for key in ("cost_usd", "cash_usd"):
+        assert all(v != 0 for k, v in plan[key].items() if k != "total"), plan[key]
+    assert "porting" not in plan["cost_usd"] and plan["accelerator"] == "b200"

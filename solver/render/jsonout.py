@@ -38,8 +38,9 @@ def plan_dict(p: Plan, risk: RiskStats | None = None, as_of: date | None = None,
         "racks": p.racks, "mfu": _r(p.utilisation, 4), "scale_out_efficiency": _r(p.efficiency, 4),
         "flops": float(f"{p.flops:.6e}"), "gpu_hours": _r(p.gpu_hours, 0),
         "expected_interruptions": _r(p.interruptions, 1),
-        "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items()}},
-        "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items()}},
+        # a line the plan does not have (no porting on a mature stack: exactly 0) is absent, as the README says
+        "cost_usd": {"total": _r(p.total_cost, 0), **{k: _r(v, 0) for k, v in p.lines.cost.items() if v != 0}},
+        "cash_usd": {"total": _r(p.total_cash, 0), **{k: _r(v, 0) for k, v in p.lines.cash.items() if v != 0}},
         **({"checkpoint": checkpoint_dict(p.checkpoint)} if p.checkpoint is not None else {}),
         "cash_by_quarter": [{"quarter": q.quarter, "usd": _r(q.usd, 0), "hardware_usd": _r(q.hardware_usd, 0)}
                             for q in p.cash_by_quarter],
