@@ -58,7 +58,9 @@ def test_command_sweeps_on_a_pool_while_it_searches_break_evens(chosen: dict, to
     r = CliRunner().invoke(main, ["sensitivity", str(FINETUNE), "--top", "1", "--sweep", "tokens", "--format", "json",
                                   "--executor", "process", "--workers", "2"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == json.loads(to_json(sensitivity_dict([chosen], {"tokens": tokens})))
+    problem = load_problem(FINETUNE)
+    assert json.loads(r.output) == json.loads(to_json(sensitivity_dict([chosen], {"tokens": tokens}, problem.spec.name,
+                                                                       problem.as_of.isoformat())))
     assert [row["value"] for row in json.loads(r.output)["sweeps"]["tokens"]] == [0.5, 0.75, 1.0, 1.25, 1.5], \
         "JSON has the factors as numbers (the table their labels, 50% … 150%)"
 

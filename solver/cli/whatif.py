@@ -64,7 +64,7 @@ def sensitivity(file: str, top: int | None, sweep_names: tuple[str, ...], no_swe
     if chart_path:
         from solver.render.chart import chart
         chart(sw, chart_path)
-    out.write(to_json(sensitivity_dict(be, sw)) if fmt == "json" else
+    out.write(to_json(sensitivity_dict(be, sw, problem.spec.name, problem.as_of.isoformat())) if fmt == "json" else
               render_sensitivity(be, sw, markdown=fmt == "markdown"))
     return 0
 

@@ -223,9 +223,12 @@ def swept_row(name: str, row: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "value": row["swept"], "unit": "days" if name == "lead_time_days" else "factor"}
 
 
-def sensitivity_dict(break_even: list[dict[str, Any]], sweeps: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """`plan sensitivity --format json`: the break-even prices and each sweep's rows (`swept_row`)."""
-    return {"break_even": break_even, "sweeps": {k: [swept_row(k, r) for r in rows] for k, rows in sweeps.items()}}
+def sensitivity_dict(break_even: list[dict[str, Any]], sweeps: dict[str, list[dict[str, Any]]], problem: str,
+                     as_of: str) -> dict[str, Any]:
+    """`plan sensitivity --format json`: which problem and version (as every command's JSON), the break-even prices
+    and each sweep's rows (`swept_row`)."""
+    return {"schema_version": SCHEMA_VERSION, "problem": problem, "as_of": as_of, "break_even": break_even,
+            "sweeps": {k: [swept_row(k, r) for r in rows] for k, rows in sweeps.items()}}
 
 
 def to_json(data: Any) -> str:
