@@ -150,3 +150,17 @@ def frontier_program(program: Any, points: int, fmt: str, chart_path: str | None
     return 0
 
 
+def report_program(program: Any, output: str, limits: Any, out: Any) -> int:
+    """`plan report` of a program: its page (`render/program_report.py`), from the same answer as its JSON."""
+    from solver.answers.program import solve_program
+    from solver.render.console import STATUS_EXIT
+    from solver.render.files import write_atomic
+    from solver.render.program import program_dict
+    from solver.render.program_report import render_program_report
+    from solver.render.safe import clean
+    report = solve_program(program, limits)
+    write_atomic(output, render_program_report(program_dict(report)), "--output")
+    plan = report.outcome.plan
+    what = f"{len(plan.runs)} workloads" if plan is not None else "no program (the conflict)"
+    out.write(clean(f"wrote {output}: {what}\n"))
+    return STATUS_EXIT[report.outcome.status]

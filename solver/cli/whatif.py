@@ -10,7 +10,7 @@ import click
 from .commands import main
 from .options import (common, executor_of, executor_options, is_program, load_input, problem_options,
                       process, solve_settings, solver_options)
-from .programs import frontier_program, risk_program, sensitivity_program, sweep_program
+from .programs import frontier_program, report_program, risk_program, sensitivity_program, sweep_program
 
 
 @main.command()
@@ -214,15 +214,13 @@ def report(file: str, output: str, points: int, bins: int, sets: tuple[str, ...]
     """One self-contained HTML page to forward (finance, leadership): the decision, the chosen plan, its cost
     waterfall and cash by quarter, its risk, the time-cost frontier, the alternatives, why the other options cannot
     work, and the sources behind it."""
-    from solver.errors import InputError
     from solver.render.console import STATUS_EXIT
     from solver.render.files import check_target, write_atomic
 
     check_target(output, "--output")
     problem = load_input(file, sets, quotes, programs=True)
     if is_program(problem):
-        raise InputError("program reports are not supported yet: plan solve, plan risk and plan frontier take "
-                         "program files", file=file)
+        return report_program(problem, output, solve_settings(time_limit, allow_expired, debug_model).limits, out)
     from solver.answers.dossier import gather
     from solver.render.report_html import render_report
     dossier = gather(problem, solve_settings(time_limit, allow_expired, debug_model), points, bins)
