@@ -55,7 +55,7 @@ def tco_dict(t: TotalCost) -> dict[str, Any]:
     """A plan's total cost over the horizon (estimate/tco.py): its lines in dollars; for bought hardware also the
     utilisation after the run and the rental its work displaces (null when the catalog rents no such accelerator)."""
     out: dict[str, Any] = {"horizon_years": _r(t.horizon_years, 4), "total_usd": _r(t.total_usd, 0),
-                           "lines": {name: _r(v, 0) for name, v in t.lines}}
+                           "lines": {name: _r(v, 0) for name, v in t.lines if v != 0}}   # as cost_usd: no zero line
     if t.owned:
         out["utilisation_after_run"] = _r(t.utilisation_after_run or 0.0, 4)
         out["held_years"] = _r(t.held_years or 0.0, 4)
