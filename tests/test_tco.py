@@ -22,6 +22,7 @@ import yaml
 from click.testing import CliRunner
 
 from cli import main
+from test_golden_costs import A, SYSTEMS, _number
 
 ROOT = Path(__file__).resolve().parent.parent
 CAT = ROOT / "catalogs"
@@ -32,28 +33,7 @@ RUN_OWN = ("deposit_capital", "porting", "storage", "data_transfer", "orchestrat
            "consumer_risk", "estimate_price", "tail", "rules")
 
 
-def _number(v: Any) -> Any:
-    """A catalog figure as a number: PyYAML reads 410k and 1.0e11 as strings."""
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            if v[-1:] in "kM" and v[:-1].replace(".", "", 1).isdigit():
-                return float(v[:-1]) * {"k": 1e3, "M": 1e6}[v[-1]]
-    return v
-
-
-def _leaves(node: Any) -> Any:
-    if isinstance(node, dict) and "value" in node and "source" in node:
-        v = node["value"]
-        return {k: _number(x) for k, x in v.items()} if isinstance(v, dict) else _number(v)
-    if isinstance(node, dict):
-        return {k: _leaves(v) for k, v in node.items()}
-    return node
-
-
-A = _leaves(yaml.safe_load((CAT / "assumptions.yaml").read_text())["assumptions"])
-SYSTEMS = {s["id"]: s for s in yaml.safe_load((CAT / "systems.yaml").read_text())["systems"]}
+# The catalog read with PyYAML alone, as the hand-computed cost lines of tests/test_golden_costs.py read it.
 QUOTES = {q["id"]: q for path in sorted((CAT / "quotes").glob("*.yaml"))
           for q in (yaml.safe_load(path.read_text()) or {}).get("quotes", [])}
 PROBLEM = yaml.safe_load(Path(DATACENTER).read_text())
